@@ -1,0 +1,110 @@
+"""
+## What it does
+Checks for a `.coalesce()` whose result is thrown away: `x.coalesce()` as a statement, or an
+in-place edit through a temporary, `p.grad.coalesce().values().clamp_(-1, 1)`.
+
+## Why is this bad?
+`coalesce()` never changes its receiver: it returns a **new** tensor when the receiver is
+uncoalesced. The statement `x.coalesce()` does nothing, and an edit through
+`p.grad.coalesce().values()` changes a copy while `p.grad` stays as it was. No error is
+raised; gradients are silently left unclipped or unscaled. When the receiver happens to be
+coalesced already, `coalesce()` returns `self` and the edit works, so the behaviour depends
+on run-time state.
+
+## Example
+```python
+emb.weight.grad.coalesce().values().clamp_(-1, 1)
+```
+
+## Use instead
+```python
+emb.weight.grad = emb.weight.grad.coalesce()
+emb.weight.grad.values().clamp_(-1, 1)
+```
+
+## Fix safety
+Safe: the fix assigns the coalesced tensor back (`x = x.coalesce()`), and for an edit
+through a gradient it stores the coalesced gradient first and edits that. Coalescing a
+gradient sums duplicate entries, which does not change the gradient it represents. Edits
+through `.coalesce()` of a tensor in an autograd graph get no fix (assigning it back would
+turn the edit into an in-place write on a graph tensor, SPL101).
+
+## References
+- hazard 14
+- https://pytorch.org/docs/stable/generated/torch.Tensor.coalesce.html
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint.names import dotted
+from sparselint.rule import Rule
+
+from ._common import WRITES, coalesce_first, method_call
+
+
+def _is_grad(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "grad"
+
+
+class CoalesceResultDiscarded(Rule):
+    code = "SPL002"
+    name = "coalesce-result-discarded"
+    error = "no error: the edit changes a temporary copy"
+    when = "silent"
+    hazards = ("14",)
+    fix_title = "Assign the coalesced tensor back"
+    valid = (
+        "g = emb.weight.grad.coalesce()\ng.values().clamp_(-1, 1)\nemb.weight.grad = g\n",
+        "x = x.coalesce()\n",
+        "data.coalesce()  # not known to be a tensor\n",
+    )
+    invalid = (
+        "p.grad.coalesce()  # SPL002\n",
+        "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3))\ns.coalesce()  # SPL002\n",
+        "emb.weight.grad.coalesce().values().clamp_(-1, 1)  # SPL002\n",
+    )
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        mc = method_call(node.value)
+        if mc is None or mc[1] != "coalesce" or node.value.args:
+            return
+        receiver = mc[0]
+        t = ctx.tensor(receiver)
+        if not (_is_grad(receiver) or (t is not None and t.is_coo)):
+            return
+        what = ctx.code(receiver)
+        fix = None
+        if dotted(receiver) is not None:
+            fix = ctx.make_fix(self, [ctx.insert_before(node.value, f"{what} = ")], safe=True)
+        ctx.report(self, node.value, f"`{what}.coalesce()` returns a new tensor; as a statement it does nothing",
+                   evidence=t.evidence if t else (), fix=fix, suggestion=f"`{what} = {what}.coalesce()`")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        mc = method_call(node)
+        if mc is None or mc[1] != "coalesce" or node.args:
+            return
+        receiver = mc[0]
+        # The temporary is edited directly, or through `.values()` / `._values()`.
+        target = node
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr.value in ("values", "_values"):
+            call = ctx.parent(parent)
+            if isinstance(call, cst.Call) and call.func is parent and not call.args:
+                target = call
+        if target is node and ctx.usage(node) not in WRITES:
+            return
+        if target is not node and ctx.usage(target) not in WRITES:
+            return
+        t = ctx.tensor(receiver)
+        if t is not None and t.coalesced is True:
+            return
+        grad = _is_grad(receiver)
+        if not (grad or (t is not None and t.is_coo)):
+            return
+        what = ctx.code(receiver)
+        fix = coalesce_first(ctx, self, receiver, node, self.fix_title) if grad else None
+        ctx.report(self, node,
+                   f"edit through `{what}.coalesce()` changes a temporary copy; `{what}` is left unchanged",
+                   evidence=t.evidence if t else (), fix=fix,
+                   suggestion=f"store it first: `{what} = {what}.coalesce()`, then edit `{what}`")

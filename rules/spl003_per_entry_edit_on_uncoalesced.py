@@ -1,0 +1,79 @@
+"""
+## What it does
+Checks for per-entry edits through `._values()` of a sparse tensor known to be uncoalesced,
+such as the gradient of `nn.Embedding(sparse=True)`: `emb.weight.grad._values().clamp_(-1, 1)`,
+`g._values()[0] = 10.0`.
+
+## Why is this bad?
+An uncoalesced tensor may hold several entries for one index (an embedding row looked up
+twice has two). `._values()` skips the coalesced check of `.values()`, so the edit runs on
+each duplicate entry: clamping every entry to 1 still leaves the row's gradient at 2, and
+writing 10 into one entry gives 11. Nothing is raised; the result is silently wrong.
+Uniform scaling (`mul_`, `div_`, `neg_`, `zero_`) is not flagged: it is correct on duplicates.
+
+## Example
+```python
+emb.weight.grad._values().clamp_(-1, 1)
+```
+
+## Use instead
+```python
+emb.weight.grad = emb.weight.grad.coalesce()
+emb.weight.grad._values().clamp_(-1, 1)
+```
+
+## Fix safety
+Safe for gradients: the fix stores the coalesced gradient first (summing duplicates does
+not change the gradient it represents), so the edit then applies per index. No fix is
+offered for other tensors.
+
+## References
+- hazard 13
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint.facts import NONLEAF
+from sparselint.rule import Rule
+
+from ._common import LINEAR_INPLACE, coalesce_first, method_call, write_method
+
+
+class PerEntryEditOnUncoalesced(Rule):
+    code = "SPL003"
+    name = "per-entry-edit-on-uncoalesced"
+    error = "no error: the edit applies to each duplicate entry"
+    when = "silent"
+    hazards = ("13",)
+    fix_title = "Coalesce the gradient before editing its entries"
+    valid = (
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\nemb(i).sum().backward()\n"
+        "emb.weight.grad._values().mul_(0.5)\n",
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\nemb(i).sum().backward()\n"
+        "g = emb.weight.grad.coalesce()\ng._values().clamp_(-1, 1)\n",
+    )
+    invalid = (
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\nemb(i).sum().backward()\n"
+        "emb.weight.grad._values().clamp_(-1, 1)  # SPL003\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        mc = method_call(node)
+        if mc is None or mc[1] != "_values" or node.args:
+            return
+        receiver = mc[0]
+        t = ctx.tensor(receiver)
+        if t is None or not t.is_coo or t.coalesced is not False or t.grad == NONLEAF:
+            return
+        op = write_method(ctx, node)
+        if op is None or op in LINEAR_INPLACE:
+            return
+        what = ctx.code(receiver)
+        edit = "item assignment" if op == "[]=" else f"`{op}`"
+        fix = coalesce_first(ctx, self, receiver, receiver, self.fix_title) if t.is_grad else None
+        ctx.report(self, node,
+                   f"{edit} on `{what}._values()` of an uncoalesced tensor applies to each duplicate "
+                   "entry, not to each index: the result is silently wrong",
+                   evidence=t.evidence, fix=fix,
+                   suggestion=f"coalesce first: `{what} = {what}.coalesce()`")

@@ -1,0 +1,89 @@
+"""
+## What it does
+Checks for a sparse tensor built from trainable values before a training loop and used
+inside it, where the loop calls `.backward()` and never rebuilds the tensor:
+`A = torch.sparse_coo_tensor(idx, vals, size)` with `vals.requires_grad`, then
+`for step in ...: loss = f(A); loss.backward()`.
+
+## Why is this bad?
+The sparse constructor is a node of the autograd graph. The first backward frees that
+graph, and the second iteration raises `RuntimeError: Trying to backward through the graph a
+second time (or directly access saved tensors after they have already been freed)`. Even
+with `retain_graph=True` the tensor would keep the values of the first step.
+
+## Example
+```python
+A = torch.sparse_coo_tensor(idx, vals, (n, n))
+for step in range(epochs):
+    loss = (torch.sparse.mm(A, X) - Y).pow(2).mean()
+    loss.backward()
+```
+
+## Use instead
+```python
+for step in range(epochs):
+    A = torch.sparse_coo_tensor(idx, vals, (n, n))
+    loss = (torch.sparse.mm(A, X) - Y).pow(2).mean()
+    loss.backward()
+```
+
+## Fix safety
+No fix: moving the construction into the loop is a change of structure to review.
+
+## References
+- hazard 52
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint.facts import NONLEAF
+from sparselint.inference import literal
+from sparselint.rule import Rule
+
+
+class GraphBuiltOutsideLoop(Rule):
+    code = "SPL108"
+    name = "graph-built-outside-loop"
+    error = "RuntimeError: Trying to backward through the graph a second time"
+    when = "backward"
+    hazards = ("52",)
+    valid = (
+        "import torch\nvals = torch.zeros(4, requires_grad=True)\nfor step in range(3):\n"
+        "    A = torch.sparse_coo_tensor(idx, vals, (3, 3))\n    torch.sparse.sum(A).backward()\n",
+        "import torch\nvals = torch.zeros(4)\nA = torch.sparse_coo_tensor(idx, vals, (3, 3))\n"
+        "for step in range(3):\n    torch.sparse.mm(A, X).sum().backward()\n",
+    )
+    invalid = (
+        "import torch\nvals = torch.zeros(4, requires_grad=True)\nA = torch.sparse_coo_tensor(idx, vals, (3, 3))\n"
+        "for step in range(3):\n    loss = torch.sparse.mm(A, X).sum()  # SPL108\n    loss.backward()\n",
+    )
+
+    def _check(self, loop, ctx) -> None:
+        if not ctx.grad_enabled or not ctx.loop_has_backward(loop):
+            return
+        for call in ctx.backward_calls_in(loop):
+            if any(a.keyword is not None and a.keyword.value == "retain_graph" and literal(a.value) is not False
+                   for a in call.args):
+                return
+        rebuilt = ctx.assigned_in(loop)
+        reported = set()
+        for name in ctx.names_used_in(loop.body):
+            if name.value in rebuilt or name.value in reported:
+                continue
+            t = ctx.tensor(name)
+            if t is None or not t.is_sparse or t.grad != NONLEAF:
+                continue
+            reported.add(name.value)
+            ctx.report(self, name,
+                       f"`{name.value}` is a sparse tensor built from trainable values before this loop; the "
+                       "first backward frees its graph and the second iteration raises `RuntimeError: Trying "
+                       "to backward through the graph a second time`",
+                       evidence=t.evidence,
+                       suggestion=f"build `{name.value}` inside the loop (or in `forward`) from the trainable values")
+
+    def visit_For(self, node: cst.For, ctx) -> None:
+        self._check(node, ctx)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        self._check(node, ctx)

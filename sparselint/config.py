@@ -1,0 +1,76 @@
+"""Settings: which rules run, and how a selector (`SPL1`, `SPL001`, `ALL`) is resolved."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .rule import Rule, all_rules
+
+
+class ConfigError(Exception):
+    """A user mistake in flags or configuration: reported with exit code 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("ALL",)
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    fix: bool = False
+    unsafe_fixes: bool = False
+
+    def rules(self) -> tuple[type[Rule], ...]:
+        return resolve(self.select, self.ignore, self.extend_select)
+
+    def key(self) -> str:
+        """A stable description of everything that changes results, for the cache."""
+        return repr((sorted(r.code for r in self.rules()), self.fix, self.unsafe_fixes))
+
+
+def _matches(selector: str, rule: type[Rule]) -> bool:
+    if selector == "ALL":
+        return True
+    return rule.code.startswith(selector) or rule.name == selector
+
+
+def check_selectors(selectors: Iterable[str], option: str) -> list[str]:
+    out = []
+    for raw in selectors:
+        sel = raw.strip()
+        if not sel:
+            continue
+        upper = sel.upper()
+        if upper == "ALL" or any(_matches(upper, r) or _matches(sel, r) for r in all_rules()):
+            out.append(upper if upper.startswith("SPL") or upper == "ALL" else sel)
+            continue
+        raise ConfigError(f"{option}: unknown rule selector `{raw}` (see `sparselint rule --all`)")
+    return out
+
+
+def resolve(select, ignore, extend_select) -> tuple[type[Rule], ...]:
+    chosen = []
+    for rule in all_rules():
+        selected = any(_matches(s, rule) for s in (*select, *extend_select))
+        # A more specific selector wins, as in ruff: `--select SPL001 --ignore SPL` keeps
+        # nothing, `--ignore SPL0 --select SPL001` keeps SPL001.
+        best_sel = max((len(s) for s in (*select, *extend_select) if _matches(s, rule)), default=-1)
+        best_ign = max((len(s) for s in ignore if _matches(s, rule)), default=-1)
+        if selected and best_sel > best_ign:
+            chosen.append(rule)
+    return tuple(chosen)
+
+
+def split_list(values: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        out.extend(p for p in v.replace(" ", ",").split(",") if p)
+    return out
+
+
+@dataclass
+class RunOptions:
+    settings: Settings = field(default_factory=Settings)
+    output_format: str = "concise"
+    diff: bool = False
+    statistics: bool = False
+    exit_zero: bool = False

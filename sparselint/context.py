@@ -1,0 +1,196 @@
+"""What a rule may ask while the engine walks a file, and how it reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from . import torchapi as api
+from .diagnostics import Diagnostic, Edit, Evidence, Fix
+from .facts import Fact, Tensor
+from .names import Names, dotted
+from .syntax import assigned_names, backward_calls, contains_backward, names_read
+
+# In-place methods that do not write the tensor's data.
+_NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
+
+
+def is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES
+
+
+@dataclass
+class Scope:
+    node: cst.CSTNode
+    backward_lines: list[int]
+
+
+class Context:
+    def __init__(self, path: str, source: str, names: Names, ranges):
+        self.path = path
+        self.source = source
+        self.names = names
+        self._ranges = ranges
+        self.parents: dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.state = None
+        self.scope: Optional[Scope] = None
+        self.inference = None
+        self.loops: list[cst.CSTNode] = []
+        self.statement: Optional[cst.CSTNode] = None
+        self.line_node: Optional[cst.CSTNode] = None
+        self._loop_backward: dict[cst.CSTNode, bool] = {}
+        self._seen: set = set()
+        self._module_for_code = cst.Module(body=[])
+
+    # -- positions and code ------------------------------------------------------------
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """1-based line and column where a node starts."""
+        r = self._ranges.get(node)
+        if r is None:
+            return (0, 0)
+        return (r.start.line, r.start.column + 1)
+
+    def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        r = self._ranges[node]
+        return (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self._module_for_code.code_for_node(node)
+
+    # -- facts -------------------------------------------------------------------------
+
+    def fact(self, node: cst.BaseExpression) -> Optional[Fact]:
+        return self.inference.fact(node, self.state)
+
+    def tensor(self, node: cst.BaseExpression) -> Optional[Tensor]:
+        fact = self.fact(node)
+        return fact if isinstance(fact, Tensor) else None
+
+    def qualname(self, node: cst.BaseExpression) -> Optional[str]:
+        return self.inference.names.qualify(node)
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self.inference.grad_enabled
+
+    def saved_for_backward(self, node: cst.BaseExpression) -> Optional[Evidence]:
+        path = dotted(node)
+        return self.state.saved.get(path) if path else None
+
+    # -- syntax around a node ----------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.parents.get(node)
+
+    def usage(self, node: cst.BaseExpression) -> str:
+        """How the value of an expression is used: "read", "inplace" (receiver of an in-place
+        method), "item-assign" / "item-augassign" (`x[i] = v` / `x[i] += v` on it),
+        "augassign" (`x += v`), "assign" (an assignment target)."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            grand = self.parent(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent and is_inplace_method(parent.attr.value):
+                return "inplace"
+            return "read"
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            grand = self.parent(parent)
+            if isinstance(grand, cst.AssignTarget):
+                return "item-assign"
+            if isinstance(grand, cst.AugAssign) and grand.target is parent:
+                return "item-augassign"
+            return "read"
+        if isinstance(parent, cst.AugAssign) and parent.target is node:
+            return "augassign"
+        if isinstance(parent, cst.AssignTarget):
+            return "assign"
+        return "read"
+
+    def inplace_call(self, node: cst.BaseExpression) -> Optional[cst.Call]:
+        """The in-place method call whose receiver is this expression, if any."""
+        parent = self.parent(node)
+        if self.usage(node) == "inplace":
+            return self.parent(parent)
+        return None
+
+    def backward_follows(self, node: cst.CSTNode) -> bool:
+        """A backward call comes later in this scope, or in a loop around this statement."""
+        line = self.position(self.line_node or node)[0]
+        if any(b > line for b in self.scope.backward_lines):
+            return True
+        return any(self.loop_has_backward(loop) for loop in self.loops)
+
+    def loop_has_backward(self, loop: cst.CSTNode) -> bool:
+        if loop not in self._loop_backward:
+            self._loop_backward[loop] = contains_backward(loop)
+        return self._loop_backward[loop]
+
+    def names_used_in(self, node: cst.CSTNode) -> list[cst.Name]:
+        """Name nodes read in a block, in source order, outside nested functions."""
+        return names_read(node)
+
+    def backward_calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
+        return backward_calls(node)
+
+    def assigned_in(self, node: cst.CSTNode) -> set[str]:
+        body = getattr(getattr(node, "body", None), "body", None)
+        return assigned_names(body if body is not None else [node])
+
+    def torch_spelling(self, qualified: str) -> Optional[str]:
+        return self.inference.names.local_for(qualified)
+
+    # -- fixes -------------------------------------------------------------------------
+
+    def replace(self, node: cst.CSTNode, new: cst.CSTNode) -> Edit:
+        l1, c1, l2, c2 = self.span(node)
+        if hasattr(new, "lpar") and getattr(node, "lpar", None) is not None:
+            # The recorded range of a node excludes its own parentheses.
+            new = new.with_changes(lpar=(), rpar=())
+        return Edit((l1, c1), (l2, c2), self.code(new))
+
+    def replace_text(self, node: cst.CSTNode, text: str) -> Edit:
+        l1, c1, l2, c2 = self.span(node)
+        return Edit((l1, c1), (l2, c2), text)
+
+    def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
+        l1, c1, _, _ = self.span(node)
+        return Edit((l1, c1), (l1, c1), text)
+
+    def statement_indent(self, stmt: cst.CSTNode) -> Optional[str]:
+        """The indentation of a statement that starts its own physical line, else None."""
+        line, col = self.position(stmt)
+        text = self.source_line(line)
+        prefix = text[: col - 1]
+        return prefix if prefix.strip() == "" else None
+
+    def source_line(self, line: int) -> str:
+        if not hasattr(self, "_lines"):
+            import re
+            self._lines = re.split(r"\r\n|\r|\n", self.source)
+        return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+
+    def newline(self) -> str:
+        for nl in ("\r\n", "\n", "\r"):
+            if nl in self.source:
+                return nl
+        return "\n"
+
+    # -- reporting ---------------------------------------------------------------------
+
+    def report(self, rule, node: cst.CSTNode, message: str, *, evidence: Iterable[Evidence] = (),
+               fix: Optional[Fix] = None, suggestion: str = "", when: str = "") -> None:
+        l1, c1, l2, c2 = self.span(node)
+        key = (rule.code, l1, c1, l2, c2)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.diagnostics.append(Diagnostic(
+            code=rule.code, name=rule.name, message=message, path=self.path,
+            line=l1, column=c1, end_line=l2, end_column=c2,
+            evidence=tuple(evidence), fix=fix, suggestion=suggestion, when=when or rule.when,
+        ))
+
+    def make_fix(self, rule, edits: Iterable[Edit], safe: bool, title: str = "") -> Fix:
+        return Fix(title=title or rule.fix_title, edits=tuple(edits), safe=safe)

@@ -1,0 +1,104 @@
+"""Findings, their evidence and their fixes: plain data shared by every layer."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One link of the chain that made a fact: where, and what it established."""
+
+    line: int
+    column: int
+    text: str
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "message": self.text}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based (line, column) positions."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    safe: bool
+
+    @property
+    def applicability(self) -> str:
+        return "safe" if self.safe else "unsafe"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    evidence: tuple[Evidence, ...] = ()
+    fix: Fix | None = None
+    suggestion: str = ""
+    when: str = ""
+
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.code)
+
+    def to_json(self) -> dict:
+        fix = None
+        if self.fix is not None:
+            fix = {
+                "title": self.fix.title,
+                "applicability": self.fix.applicability,
+                "edits": [
+                    {
+                        "location": {"line": e.start[0], "column": e.start[1]},
+                        "end_location": {"line": e.end[0], "column": e.end[1]},
+                        "content": e.text,
+                    }
+                    for e in self.fix.edits
+                ],
+            }
+        return {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "when": self.when,
+            "suggestion": self.suggestion,
+            "fix": fix,
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+# Codes the engine itself emits about a file it could not check; they are not rules and
+# cannot be deselected, like a syntax error in ruff.
+PARSE_ERROR = ("SPL900", "syntax-error")
+DECODE_ERROR = ("SPL901", "decode-error")
+READ_ERROR = ("SPL902", "io-error")
+INTERNAL_ERROR = ("SPL903", "internal-error")
+ENGINE_CODES = {c for c, _ in (PARSE_ERROR, DECODE_ERROR, READ_ERROR, INTERNAL_ERROR)}
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixed_source: str | None = None
+    fixes_applied: int = 0
+    encoding: str = "utf-8"
+    original_source: str | None = None

@@ -1,0 +1,133 @@
+"""The pipeline for one file: read -> prefilter -> parse -> facts and rules -> suppressions -> fixes."""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Callable, Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from . import source as src
+from . import suppression
+from .config import Settings
+from .context import Context
+from .diagnostics import (DECODE_ERROR, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, Diagnostic,
+                          FileResult)
+from .fixer import applicable, apply_edits, parses
+from .names import Names
+from .rule import Rule
+from .walker import Walker
+
+MAX_FIX_ROUNDS = 10
+
+
+def _engine_diagnostic(kind: tuple[str, str], path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    code, name = kind
+    return Diagnostic(code=code, name=name, message=message, path=path, line=line, column=column,
+                      end_line=line, end_column=column)
+
+
+def prefilter_tokens(rules) -> tuple[str, ...]:
+    return tuple(sorted({tok for r in rules for tok in r.prefilter}))
+
+
+def analyse(text: str, path: str, rules) -> list[Diagnostic]:
+    """Findings of the given rules on one source text (no suppression, no fixes)."""
+    tokens = prefilter_tokens(rules)
+    if not rules or not any(tok in text for tok in tokens):
+        return []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [_engine_diagnostic(PARSE_ERROR, path, f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column + 1)]
+    except RecursionError:
+        return [_engine_diagnostic(PARSE_ERROR, path, "cannot parse: nesting too deep for the parser")]
+    try:
+        ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        ctx = Context(path, text, Names.from_module(module), ranges)
+        instances = [r() for r in rules if any(tok in text for tok in r.prefilter)]
+        hooks: dict[str, list[Callable]] = defaultdict(list)
+        for rule in instances:
+            for attr in dir(rule):
+                if attr.startswith("visit_"):
+                    hooks[attr[len("visit_"):]].append(getattr(rule, attr))
+        Walker(module, ctx, dict(hooks)).run()
+        return ctx.diagnostics
+    except RecursionError:
+        return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
+    except Exception as exc:  # a bug of ours must not stop the run
+        return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
+
+
+def check_text(text: str, path: str, settings: Settings, rules=None) -> tuple[list[Diagnostic], Optional[str], int]:
+    """Findings after suppression; with fixes on, also the fixed text and how many fixes went in."""
+    rules = settings.rules() if rules is None else rules
+
+    def findings(t: str) -> list[Diagnostic]:
+        sup = suppression.parse(t)
+        return [d for d in analyse(t, path, rules) if not sup.suppresses(d.code, d.line)]
+
+    diagnostics = findings(text)
+    if not settings.fix:
+        return sorted(diagnostics, key=Diagnostic.sort_key), None, 0
+    current, applied = text, 0
+    for _ in range(MAX_FIX_ROUNDS):
+        fixes = applicable(diagnostics, settings.unsafe_fixes)
+        if not fixes:
+            break
+        candidate, count = apply_edits(current, fixes)
+        if not parses(candidate):
+            # Try the fixes one at a time, keeping only those that leave valid code.
+            candidate, count = current, 0
+            for fix in fixes:
+                attempt, n = apply_edits(candidate, [fix])
+                if n and parses(attempt):
+                    candidate, count = attempt, count + 1
+        if count == 0 or candidate == current:
+            break
+        current, applied = candidate, applied + count
+        diagnostics = findings(current)
+    return sorted(diagnostics, key=Diagnostic.sort_key), (current if current != text else None), applied
+
+
+def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileResult:
+    result = FileResult(path=path)
+    try:
+        decoded = src.decode(data)
+    except src.DecodeError as exc:
+        result.diagnostics.append(_engine_diagnostic(DECODE_ERROR, path, f"cannot decode: {exc}"))
+        return result
+    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules)
+    result.diagnostics = diagnostics
+    result.fixes_applied = applied
+    if fixed is not None:
+        result.fixed_source = fixed
+        result.encoding = decoded.encoding
+        result.original_source = decoded.text
+    return result
+
+
+def check_file(path: str, settings: Settings, rules=None, display: Optional[str] = None) -> FileResult:
+    shown = display or path
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        r = FileResult(path=shown)
+        r.diagnostics.append(_engine_diagnostic(READ_ERROR, shown, f"cannot read: {exc.strerror or exc}"))
+        return r
+    return check_bytes(data, shown, settings, rules)
+
+
+def write_fixed(path: str, result: FileResult) -> Optional[str]:
+    """Write a fixed file back; return an error message instead of raising."""
+    if result.fixed_source is None:
+        return None
+    if not os.access(path, os.W_OK):
+        return f"{result.path}: not writable, fixes not applied"
+    try:
+        src.write_atomic(path, src.encode(result.fixed_source, result.encoding))
+    except (OSError, UnicodeEncodeError) as exc:
+        return f"{result.path}: fixes not written: {exc}"
+    return None

@@ -1,0 +1,59 @@
+"""`# noqa` comments: per line (`# noqa`, `# noqa: SPL001`) and per file (`# sparselint: noqa`)."""
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+_LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.I)
+_FILE = re.compile(r"#\s*sparselint:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.I)
+ALL = "*"
+
+
+def _codes(m: re.Match) -> frozenset[str]:
+    if not m.group("codes"):
+        return frozenset({ALL})
+    return frozenset(c.upper() for c in re.split(r"[\s,]+", m.group("codes")) if c)
+
+
+@dataclass
+class Suppressions:
+    lines: dict[int, frozenset[str]] = field(default_factory=dict)
+    file: frozenset[str] = frozenset()
+
+    def suppresses(self, code: str, line: int) -> bool:
+        if ALL in self.file or code in self.file:
+            return True
+        codes = self.lines.get(line)
+        return codes is not None and (ALL in codes or code in codes)
+
+
+def _comments(source: str):
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.string
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        # Fall back to a plain scan; a `# noqa` inside a string may then count.
+        for n, line in enumerate(re.split(r"\r\n|\r|\n", source), 1):
+            i = line.find("#")
+            if i >= 0:
+                yield n, line[i:]
+
+
+def parse(source: str) -> Suppressions:
+    sup = Suppressions()
+    if "noqa" not in source.lower():
+        return sup
+    file_codes: set[str] = set()
+    for line, comment in _comments(source):
+        fm = _FILE.search(comment)
+        if fm:
+            file_codes |= _codes(fm)
+            continue
+        m = _LINE.search(comment)
+        if m:
+            sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
+    sup.file = frozenset(file_codes)
+    return sup

@@ -1,0 +1,152 @@
+"""Syntactic queries over statement lists: what a block binds, where backward runs."""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional
+
+import libcst as cst
+
+from . import torchapi as api
+from .names import dotted
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _walk(node: cst.CSTNode, visit: Callable[[cst.CSTNode], None]) -> None:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        visit(n)
+        if isinstance(n, _SCOPES):
+            continue
+        stack.extend(reversed(n.children))
+
+
+def _target_names(target: cst.BaseExpression, attributes: bool) -> list[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = []
+        for el in target.elements:
+            out.extend(_target_names(el.value, attributes))
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value, attributes)
+    if isinstance(target, cst.Name) or (attributes and isinstance(target, cst.Attribute)):
+        p = dotted(target)
+        return [p] if p else []
+    return []
+
+
+def assigned_names(stmts: Iterable[cst.CSTNode], attributes: bool = False,
+                   count: Optional[dict[str, int]] = None) -> set[str]:
+    """Names (and with `attributes`, dotted paths) bound anywhere in these statements."""
+    found: list[str] = []
+
+    def visit(n: cst.CSTNode) -> None:
+        if isinstance(n, cst.AssignTarget):
+            found.extend(_target_names(n.target, attributes))
+        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
+            found.extend(_target_names(n.target, attributes))
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            found.extend(_target_names(n.target, attributes))
+        elif isinstance(n, cst.AsName):
+            found.extend(_target_names(n.name, attributes) if isinstance(n.name, cst.BaseExpression) else [])
+        elif isinstance(n, cst.NamedExpr):
+            found.extend(_target_names(n.target, attributes))
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            found.append(n.name.value)
+        elif isinstance(n, cst.ImportAlias) and n.asname is None:
+            name = dotted(n.name)
+            if name:
+                found.append(name.split(".")[0])
+        elif isinstance(n, cst.Global):
+            pass
+
+    for st in stmts:
+        try:
+            _walk(st, visit)
+        except RecursionError:
+            break
+    if count is not None:
+        for name in found:
+            count[name] = count.get(name, 0) + 1
+    return set(found)
+
+
+def parameters_of(func: cst.FunctionDef) -> set[str]:
+    p = func.params
+    names = [a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params)]
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return set(names)
+
+
+def is_backward_call(node: cst.CSTNode, qualify: Optional[Callable] = None) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+        return True
+    return qualify is not None and qualify(func) in api.BACKWARD_FUNCTIONS
+
+
+def backward_lines(stmts: Iterable[cst.CSTNode], position) -> list[int]:
+    """Lines of the backward calls in a scope (not inside nested functions)."""
+    lines: list[int] = []
+
+    def visit(n: cst.CSTNode) -> None:
+        if is_backward_call(n):
+            lines.append(position(n)[0])
+
+    for st in stmts:
+        try:
+            _walk(st, visit)
+        except RecursionError:
+            break
+    return sorted(lines)
+
+
+def contains_backward(node: cst.CSTNode) -> bool:
+    hit = []
+
+    def visit(n: cst.CSTNode) -> None:
+        if not hit and is_backward_call(n):
+            hit.append(n)
+
+    try:
+        _walk(node, visit)
+    except RecursionError:
+        return False
+    return bool(hit)
+
+
+def backward_calls(node: cst.CSTNode) -> list[cst.Call]:
+    out: list[cst.Call] = []
+    try:
+        _walk(node, lambda n: out.append(n) if is_backward_call(n) else None)
+    except RecursionError:
+        pass
+    return out
+
+
+def names_read(node: cst.CSTNode) -> list[cst.Name]:
+    """Name nodes in a block that are loads (not attribute names, keywords or targets)."""
+    out: list[cst.Name] = []
+    skip: set[int] = set()
+
+    def visit(n: cst.CSTNode) -> None:
+        if isinstance(n, cst.Attribute):
+            skip.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            skip.add(id(n.keyword))
+        elif isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.For)):
+            t = n.target
+            if isinstance(t, cst.Name):
+                skip.add(id(t))
+        elif isinstance(n, cst.Name) and id(n) not in skip:
+            out.append(n)
+
+    try:
+        _walk(node, visit)
+    except RecursionError:
+        pass
+    return out

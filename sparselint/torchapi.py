@@ -1,0 +1,106 @@
+"""What the engine knows about torch's API: the tables facts are derived from.
+
+Data only, so that a new source of facts is one line here, not a branch in the engine.
+"""
+from __future__ import annotations
+
+# Sparse constructors: qualified name -> (layout, position of the values argument).
+SPARSE_CONSTRUCTORS = {
+    "torch.sparse_coo_tensor": ("coo", 1),
+    "torch.sparse_csr_tensor": ("csr", 2),
+    "torch.sparse_csc_tensor": ("csc", 2),
+    "torch.sparse_bsr_tensor": ("bsr", 2),
+    "torch.sparse_bsc_tensor": ("bsc", 2),
+    "torch.sparse_compressed_tensor": ("sparse", 2),
+    "torch.sparse.FloatTensor": ("coo", 1),
+    "torch.sparse.DoubleTensor": ("coo", 1),
+}
+
+# Factories that make a fresh strided tensor (a leaf when `requires_grad=True`).
+DENSE_FACTORIES = frozenset(
+    "torch." + n
+    for n in (
+        "tensor", "randn", "rand", "zeros", "ones", "empty", "full", "arange", "eye",
+        "linspace", "logspace", "randint", "randperm", "zeros_like", "ones_like",
+        "randn_like", "rand_like", "empty_like", "full_like", "normal",
+    )
+)
+
+PARAMETER = "torch.nn.Parameter"
+
+EMBEDDINGS = {
+    "torch.nn.Embedding": "Embedding",
+    "torch.nn.EmbeddingBag": "EmbeddingBag",
+    "torch.nn.Embedding.from_pretrained": "Embedding",
+    "torch.nn.EmbeddingBag.from_pretrained": "EmbeddingBag",
+}
+FUNCTIONAL_EMBEDDINGS = frozenset({"torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"})
+
+# Products whose first operand, when it is a sparse leaf, receives an uncoalesced sparse grad,
+# and which save that operand for backward when the other operand requires grad.
+# name -> (position of the sparse operand, position of the dense operand)
+PRODUCTS = {
+    "torch.sparse.mm": (0, 1),
+    "torch.sparse.addmm": (1, 2),
+    "torch.mm": (0, 1),
+    "torch.matmul": (0, 1),
+    "torch.spmm": (0, 1),
+    "torch.smm": (0, 1),
+    "torch.hspmm": (0, 1),
+}
+# Functions of a sparse leaf whose backward gives it an uncoalesced (False) or coalesced (True) grad.
+GRAD_COALESCED_BY = {
+    "torch.sparse.mm": False,
+    "torch.sparse.addmm": False,
+    "torch.sparse.softmax": False,
+    "torch.sparse.log_softmax": False,
+    "torch.sparse.sum": True,
+}
+# Functions of sparse tensors that return a sparse COO tensor.
+SPARSE_RESULT = frozenset({"torch.sparse.softmax", "torch.sparse.log_softmax"})
+
+# Tensor methods.
+CONVERSIONS = {
+    "to_sparse": "coo",
+    "to_sparse_coo": "coo",
+    "to_sparse_csr": "csr",
+    "to_sparse_csc": "csc",
+    "to_sparse_bsr": "bsr",
+    "to_sparse_bsc": "bsc",
+}
+LAYOUT_NAMES = {
+    "torch.sparse_coo": "coo",
+    "torch.sparse_csr": "csr",
+    "torch.sparse_csc": "csc",
+    "torch.sparse_bsr": "bsr",
+    "torch.sparse_bsc": "bsc",
+    "torch.strided": "strided",
+}
+# Methods that keep the layout and make a new node in the graph.
+LAYOUT_PRESERVING = frozenset(
+    {"clone", "mul", "div", "neg", "abs", "sign", "relu", "pow", "square", "sqrt", "t",
+     "transpose", "permute", "float", "double", "half", "bfloat16", "to", "cpu", "cuda",
+     "type_as", "contiguous"}
+)
+# Of these, the ones that keep the coalesced flag too.
+COALESCE_PRESERVING = frozenset({"clone", "float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as"})
+# Of these, the ones that return `self` when nothing changes (so a leaf may stay a leaf).
+MAYBE_SELF = frozenset({"float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as", "contiguous"})
+DETACHING = frozenset({"detach", "detach_"})
+VALUE_ACCESSORS = frozenset({"values", "indices", "crow_indices", "col_indices", "ccol_indices", "row_indices"})
+PRIVATE_ACCESSORS = frozenset({"_values", "_indices"})
+# In-place methods that add entries to a sparse COO tensor, leaving it uncoalesced.
+UNCOALESCING_UPDATES = frozenset({"add_", "sub_", "addcmul_", "addcdiv_"})
+
+# Calls that run backward.
+BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+
+# Grad-mode context managers and decorators: qualified name -> grad enabled inside.
+GRAD_MODES = {
+    "torch.no_grad": False,
+    "torch.inference_mode": False,
+    "torch.enable_grad": True,
+}
+SET_GRAD_ENABLED = "torch.set_grad_enabled"
+
+OPTIMIZER_PREFIX = "torch.optim."

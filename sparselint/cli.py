@@ -1,0 +1,182 @@
+"""The command line: `sparselint [check] PATH...`, `sparselint rule CODE`."""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+
+import click
+
+from . import __version__
+from . import output
+from .config import ConfigError, Settings, check_selectors, split_list
+from .diagnostics import INTERNAL_ERROR, READ_ERROR
+from .discovery import discover
+from .engine import check_bytes, check_file, write_fixed
+from .rule import all_rules, doc_sections, rule_by_code
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _DefaultToCheck(click.Group):
+    """`sparselint PATH` means `sparselint check PATH`, as in ruff."""
+
+    def parse_args(self, ctx, args):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sparselint")
+def cli() -> None:
+    """Find PyTorch sparse-tensor and autograd hazards before they fail at run time."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated); ALL for every rule.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them; exit 1 if any.")
+@click.option("--output-format", type=click.Choice(output.FORMATS), default="concise", show_default=True)
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--stdin-filename", default=None, help="The name to report for source read from stdin (`-`).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
+          exit_zero, stdin_filename, quiet):
+    """Check files and directories (default: the current directory)."""
+    settings = Settings(
+        select=tuple(check_selectors(split_list(select), "--select")) or ("ALL",),
+        ignore=tuple(check_selectors(split_list(ignore), "--ignore")),
+        extend_select=tuple(check_selectors(split_list(extend_select), "--extend-select")),
+        fix=fix or diff,
+        unsafe_fixes=unsafe_fixes,
+    )
+    if diff and fix:
+        raise ConfigError("--diff and --fix cannot be used together: --diff shows the fixes without writing them")
+    rules = settings.rules()
+    paths = list(paths) or ["."]
+    results, sources, errors = [], {}, []
+
+    if paths == ["-"]:
+        data = sys.stdin.buffer.read()
+        name = stdin_filename or "-"
+        result = check_bytes(data, name, settings, rules)
+        results.append(result)
+        if result.fixed_source is not None:
+            if diff:
+                click.echo(output.unified_diff(name, result.original_source, result.fixed_source), nl=False)
+            else:
+                # As ruff does: the fixed source goes to stdout, findings to stderr.
+                sys.stdout.write(result.fixed_source)
+                sys.stdout.flush()
+        elif fix and not diff:
+            sys.stdout.write(_text_of(data))
+            sys.stdout.flush()
+        _collect_source(result, data, sources)
+    else:
+        found = discover(paths)
+        for missing in found.missing:
+            errors.append(f"{missing}: no such file or directory")
+        for path in found.files:
+            result = check_file(path, settings, rules)
+            results.append(result)
+            if result.fixed_source is not None:
+                if diff:
+                    click.echo(output.unified_diff(path, result.original_source, result.fixed_source), nl=False)
+                else:
+                    problem = write_fixed(path, result)
+                    if problem:
+                        errors.append(problem)
+                        result.fixes_applied = 0
+            if output_format == "full":
+                try:
+                    with open(path, "rb") as fh:
+                        _collect_source(result, fh.read(), sources)
+                except OSError:
+                    pass
+
+    diagnostics = [d for r in results for d in r.diagnostics]
+    fixed = sum(r.fixes_applied for r in results)
+    # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
+    out = sys.stderr if diff or (fix and paths == ["-"]) else sys.stdout
+    rendered = output.render(diagnostics, output_format, sources)
+    if rendered:
+        click.echo(rendered, file=out)
+    if statistics and diagnostics:
+        click.echo(output.statistics(diagnostics), file=out)
+    if output_format in ("concise", "full") and not quiet:
+        fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.safe)
+        click.echo(output.summary(len(diagnostics), 0 if fix else fixable, fixed), file=out)
+    for e in errors:
+        click.echo(f"sparselint: error: {e}", err=True)
+
+    internal = any(d.code == INTERNAL_ERROR[0] for d in diagnostics)
+    if errors or internal:
+        sys.exit(EXIT_ERROR)
+    if diff:
+        sys.exit(EXIT_FINDINGS if fixed else EXIT_CLEAN)
+    if diagnostics and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+def _text_of(data: bytes) -> str:
+    from .source import DecodeError, decode
+    try:
+        return decode(data).text
+    except DecodeError:
+        return data.decode("utf-8", "surrogateescape")
+
+
+def _collect_source(result, data: bytes, sources: dict) -> None:
+    from .source import DecodeError, decode
+    try:
+        sources[result.path] = decode(data).text
+    except DecodeError:
+        pass
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+def rule(code, show_all):
+    """Explain a rule: `sparselint rule SPL001` (or its name)."""
+    if show_all or not code:
+        for r in all_rules():
+            click.echo(f"{r.code}  {r.name:<34} {r.summary()}")
+        return
+    r = rule_by_code(code)
+    if r is None:
+        raise ConfigError(f"unknown rule `{code}` (see `sparselint rule --all`)")
+    click.echo(f"# {r.name} ({r.code})\n")
+    click.echo(f"Fails with: `{r.error}` ({output._when(r.when)}).")
+    click.echo(f"Verified with torch {', '.join(r.torch_versions)}.\n")
+    click.echo(r.doc())
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except ConfigError as exc:
+        click.echo(f"sparselint: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Abort:
+        click.echo("sparselint: aborted", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        sys.exit(EXIT_ERROR)
+    except Exception as exc:  # never a traceback for the user
+        click.echo(f"sparselint: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,109 @@
+"""Rendering findings: concise, full, json, github."""
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from typing import Iterable
+
+from .diagnostics import Diagnostic
+from .fixer import apply_edits
+from .rule import rule_by_code
+
+FORMATS = ("concise", "full", "json", "github")
+
+
+def concise(d: Diagnostic) -> str:
+    mark = " [*]" if d.fix is not None and d.fix.safe else ""
+    return f"{d.path}:{d.line}:{d.column}: {d.code}{mark} {d.message}"
+
+
+def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
+    first = max(1, d.line - 1)
+    last = min(len(lines), d.end_line + 1)
+    width = len(str(last))
+    out = [" " * width + " |"]
+    for n in range(first, last + 1):
+        text = lines[n - 1].rstrip("\r\n")
+        out.append(f"{n:>{width}} | {text}")
+        if d.line <= n <= d.end_line:
+            start = d.column if n == d.line else 1 + (len(text) - len(text.lstrip()))
+            end = d.end_column if n == d.end_line else len(text) + 1
+            carets = "^" * max(1, end - start)
+            label = f" {d.code}" if n == d.end_line else ""
+            out.append(" " * width + " | " + " " * (start - 1) + carets + label)
+    out.append(" " * width + " |")
+    return out
+
+
+def full(d: Diagnostic, source: str | None) -> str:
+    out = [concise(d)]
+    if source is not None:
+        out.extend("  " + line for line in _frame(d, source.splitlines()))
+    rule = rule_by_code(d.code)
+    if rule is not None:
+        out.append(f"  = fails: {rule.error} ({_when(d.when)})")
+    for ev in d.evidence:
+        out.append(f"  = because: line {ev.line}: {ev.text}")
+    if d.suggestion:
+        out.append(f"  = help: {d.suggestion}")
+    if d.fix is not None and source is not None:
+        fixed, _ = apply_edits(source, [d.fix])
+        out.append(f"  = fix ({d.fix.applicability}): {d.fix.title}")
+        diff = difflib.unified_diff(source.splitlines(), fixed.splitlines(), lineterm="", n=0)
+        out.extend("    " + line for line in list(diff)[2:])
+    return "\n".join(out)
+
+
+def _when(when: str) -> str:
+    return {"line": "at this line", "backward": "at `.backward()`", "step": "at `optimizer.step()`",
+            "silent": "silently", "construct": "at construction"}.get(when, when)
+
+
+def github(d: Diagnostic) -> str:
+    def esc(s: str) -> str:
+        return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def prop(s: str) -> str:
+        return esc(s).replace(":", "%3A").replace(",", "%2C")
+
+    return (f"::error title={prop('sparselint (' + d.code + ')')},file={prop(d.path)},line={d.line},"
+            f"col={d.column},endLine={d.end_line},endColumn={d.end_column}::{esc(d.code + ' ' + d.message)}")
+
+
+def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str]) -> str:
+    if fmt == "json":
+        return json.dumps([d.to_json() for d in diagnostics], indent=2)
+    if fmt == "github":
+        return "\n".join(github(d) for d in diagnostics)
+    if fmt == "full":
+        return "\n\n".join(full(d, sources.get(d.path)) for d in diagnostics)
+    return "\n".join(concise(d) for d in diagnostics)
+
+
+def statistics(diagnostics: Iterable[Diagnostic]) -> str:
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.safe)
+    rows = []
+    for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rows.append(f"{n:>5}  {code}  {'[*] ' if fixable[code] else '    '}{name}")
+    return "\n".join(rows)
+
+
+def summary(remaining: int, fixable: int, fixed: int) -> str:
+    parts = []
+    if fixed:
+        parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
+    if remaining:
+        parts.append(f"Found {remaining} finding{'s' if remaining != 1 else ''}" +
+                     (f" ({fixed} fixed, {remaining} remaining)." if fixed else "."))
+        if fixable:
+            parts.append(f"[*] {fixable} fixable with the `--fix` option.")
+    elif not fixed:
+        parts.append("All checks passed!")
+    return "\n".join(parts)
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=path, tofile=path))

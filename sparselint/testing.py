@@ -1,0 +1,99 @@
+"""The fixture contract: expectations written inside executable scripts.
+
+A fixture declares its run-time outcome in a header comment and its findings inline:
+
+    # expect-error: RuntimeError: Cannot get values on an uncoalesced tensor
+    ...
+    row_norm = adj.values().norm()  # SPL001
+
+`# expect-error: Type: prefix` - running it raises that exception with that message prefix;
+`# expect-misbehaves` - it exits 0 and prints a line starting with MISBEHAVES (a silent
+hazard that the script detects itself); `# expect-ok` - it runs clean.
+Each `# SPLnnn` code in a trailing comment is one expected finding on that line.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+import tokenize
+from collections import Counter
+from dataclasses import dataclass
+
+from .config import Settings
+from .engine import check_text
+
+_HEADER = re.compile(r"^#\s*expect-(error|misbehaves|ok)\b:?\s*(.*)$", re.M)
+_CODE = re.compile(r"\bSPL\d{3}\b")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    outcome: str  # "error", "misbehaves", "ok"
+    exception: str = ""
+    message: str = ""
+
+
+def expectation(source: str) -> Expectation:
+    m = _HEADER.search(source)
+    if m is None:
+        raise ValueError("fixture has no `# expect-...` header")
+    kind, rest = m.group(1), m.group(2).strip()
+    if kind != "error":
+        return Expectation(kind)
+    exc, _, msg = rest.partition(":")
+    return Expectation("error", exc.strip(), msg.strip())
+
+
+def expected_findings(source: str) -> Counter:
+    """(line, code) pairs marked in trailing comments."""
+    marks: Counter = Counter()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT and not tok.line.lstrip().startswith("#"):
+            for code in _CODE.findall(tok.string):
+                marks[(tok.start[0], code)] += 1
+    return marks
+
+
+def actual_findings(source: str, path: str = "fixture.py", settings: Settings | None = None) -> Counter:
+    diagnostics, _, _ = check_text(source, path, settings or Settings())
+    return Counter((d.line, d.code) for d in diagnostics)
+
+
+@dataclass
+class RunResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def final_exception(self) -> str:
+        lines = [l for l in self.stderr.strip().splitlines() if l and not l.startswith((" ", "\t"))]
+        return lines[-1] if lines else ""
+
+
+def run_script(path: str, timeout: float = 240) -> RunResult:
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
+    path = os.path.abspath(path)
+    p = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env, timeout=timeout,
+                       cwd=os.path.dirname(os.path.abspath(path)))
+    return RunResult(p.returncode, p.stdout, p.stderr)
+
+
+def outcome_problem(exp: Expectation, run: RunResult) -> str | None:
+    """None when the run matches the expectation, else what went wrong."""
+    if exp.outcome == "ok":
+        if run.returncode != 0:
+            return f"expected a clean run, got rc={run.returncode}: {run.final_exception()}"
+        if "MISBEHAVES" in run.stdout:
+            return "expected a clean run, but it printed MISBEHAVES"
+        return None
+    if exp.outcome == "misbehaves":
+        if run.returncode != 0 or not re.search(r"^MISBEHAVES", run.stdout, re.M):
+            return f"expected rc=0 and a MISBEHAVES line, got rc={run.returncode}: {run.final_exception()}"
+        return None
+    pattern = re.compile(r"^(?:[\w.]+\.)?" + re.escape(exp.exception) + r": " + re.escape(exp.message), re.M)
+    if run.returncode == 0 or not pattern.search(run.stderr):
+        return f"expected {exp.exception}: {exp.message!r}, got rc={run.returncode}: {run.final_exception()}"
+    return None

@@ -54,6 +54,7 @@ class CoalesceResultDiscarded(Rule):
     when = "silent"
     hazards = ("14",)
     fix_title = "Assign the coalesced tensor back"
+    prefilter = ("coalesce",)
     valid = (
         "g = emb.weight.grad.coalesce()\ng.values().clamp_(-1, 1)\nemb.weight.grad = g\n",
         "x = x.coalesce()\n",

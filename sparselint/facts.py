@@ -102,7 +102,7 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
         x, y = getattr(a, f.name), getattr(b, f.name)
         if x == y:
             continue
-        if isinstance(x, bool) and isinstance(y, bool):
+        if f.type == "bool":
             changes[f.name] = (x or y) if f.name in _SILENCING else (x and y)
         else:
             changes[f.name] = None if f.type != "tuple[str, ...]" else ()

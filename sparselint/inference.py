@@ -288,7 +288,7 @@ class Inference:
                 grad, how = LEAF, "a leaf that requires grad (`requires_grad=True`)"
             else:
                 grad = self._grad_of([vt])
-                how = {NONLEAF: "in the autograd graph: its values require grad", NOGRAD: "not requiring grad", None: ""}[grad]
+                how = "in the autograd graph: its values require grad" if grad == NONLEAF else ""
             coalesced = None
             text = f"built by `{short}`"
             if layout == "coo":

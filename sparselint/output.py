@@ -8,7 +8,6 @@ from typing import Iterable
 
 from .diagnostics import Diagnostic
 from .fixer import apply_edits
-from .rule import rule_by_code
 
 FORMATS = ("concise", "full", "json", "github")
 
@@ -40,9 +39,8 @@ def full(d: Diagnostic, source: str | None) -> str:
     out = [concise(d)]
     if source is not None:
         out.extend("  " + line for line in _frame(d, source.splitlines()))
-    rule = rule_by_code(d.code)
-    if rule is not None:
-        out.append(f"  = fails: {rule.error} ({_when(d.when)})")
+    if d.when:
+        out.append(f"  = when: {_when(d.when)}")
     for ev in d.evidence:
         out.append(f"  = because: line {ev.line}: {ev.text}")
     if d.suggestion:

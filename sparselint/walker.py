@@ -20,7 +20,8 @@ from .names import Names, dotted
 from .syntax import assigned_names, backward_lines, parameters_of
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-MAX_SILENT_LOOP_DEPTH = 1
+# Deeper loops are analysed for their first iteration only, to keep the cost linear.
+MAX_LOOP_DEPTH_TWICE = 3
 
 
 class Walker:
@@ -72,12 +73,13 @@ class Walker:
                           if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}}
         for m in methods:
             if m is not init:
-                self.function(m, {**outer, **self_facts})
+                self.function(m, outer, initial=self_facts)
         for st in node.body.body:
             if isinstance(st, cst.ClassDef):
                 self.klass(st, outer)
 
-    def function(self, node: cst.FunctionDef, outer: dict[str, Fact], silent: bool = False) -> State:
+    def function(self, node: cst.FunctionDef, outer: dict[str, Fact], silent: bool = False,
+                 initial: Optional[dict[str, Fact]] = None) -> State:
         params = parameters_of(node)
         locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
         names = self.ctx.names.without(locals_)
@@ -88,7 +90,7 @@ class Walker:
         saved_returns, self.returns = self.returns, []
         self.silent += silent
         try:
-            final = self.scope(body, State(), inference, scope)
+            final = self.scope(body, State(dict(initial or {})), inference, scope)
         finally:
             self.silent -= silent
         returned = self.returns
@@ -210,24 +212,21 @@ class Walker:
             self.dispatch(e, state)
 
     def loop(self, node, state: State, bind) -> State:
+        """Analyse the body for the first iteration, then again from the state the first
+        iteration leaves behind (what the second iteration sees); findings of both count."""
         body = node.body.body
-        if self.silent > MAX_SILENT_LOOP_DEPTH:
-            entry = state
-        else:
-            self.silent += 1
-            try:
-                once = self.block(body, bind(state))
-            finally:
-                self.silent -= 1
-            entry = join_states(state, once)
         self.ctx.loops.append(node)
         try:
             self.ctx.statement = self.ctx.line_node = node
-            self._call_hooks(node, entry)
-            end = self.block(body, bind(entry))
+            self._call_hooks(node, state)
+            end = self.block(body, bind(state))
+            if len(self.ctx.loops) <= MAX_LOOP_DEPTH_TWICE:
+                self.ctx.statement = self.ctx.line_node = node
+                self._call_hooks(node, end)
+                end = join_states(end, self.block(body, bind(end)))
         finally:
             self.ctx.loops.pop()
-        out = join_states(entry, end)
+        out = join_states(state, end)
         if node.orelse is not None:
             out = self.block(node.orelse.body.body, out)
         return out

@@ -1,0 +1,220 @@
+"""The command-line contract, exercised by running the real command on real files."""
+import json
+import os
+import stat
+
+import pytest
+
+from conftest import FIXTURES
+
+BAD = (
+    "import torch\n"
+    "edges = torch.tensor([[0, 1], [1, 0]])\n"
+    "adj = torch.sparse_coo_tensor(edges, torch.ones(2), (2, 2))\n"
+    "print(adj.values().sum())\n"
+)
+CLEAN = "import torch\nx = torch.ones(3)\nprint(x.sum())\n"
+
+
+def write(path, text, **kw):
+    path.write_text(text, **kw)
+    return str(path)
+
+
+def no_traceback(result):
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+
+
+def test_exit_codes_and_default_command(cli, tmp_path):
+    clean = write(tmp_path / "clean.py", CLEAN)
+    bad = write(tmp_path / "bad.py", BAD)
+    assert cli(clean).returncode == 0
+    r = cli(bad)
+    assert r.returncode == 1 and "SPL001" in r.stdout
+    assert cli("check", bad).stdout == r.stdout
+    r = cli(str(tmp_path / "missing.py"))
+    assert r.returncode == 2 and "missing.py" in r.stderr
+    no_traceback(r)
+
+
+def test_exit_zero(cli, tmp_path):
+    assert cli("--exit-zero", write(tmp_path / "bad.py", BAD)).returncode == 0
+
+
+def test_concise_format_is_sorted_and_one_based(cli, tmp_path):
+    (tmp_path / "pkg").mkdir()
+    write(tmp_path / "pkg" / "b.py", BAD)
+    write(tmp_path / "pkg" / "a.py", "\n" + BAD)
+    r = cli("pkg", cwd=tmp_path)
+    lines = [l for l in r.stdout.splitlines() if "SPL" in l]
+    assert lines[0].startswith(os.path.join("pkg", "a.py") + ":5:7: SPL001 [*] ")
+    assert lines[1].startswith(os.path.join("pkg", "b.py") + ":4:7: SPL001 [*] ")
+    assert "Found 2 findings." in r.stdout
+
+
+def test_full_format_shows_frame_evidence_help_and_fix(cli, tmp_path):
+    r = cli("--output-format", "full", write(tmp_path / "bad.py", BAD))
+    out = r.stdout
+    assert "4 | print(adj.values().sum())" in out
+    assert "^^^^^^^^^^^^ SPL001" in out
+    assert "= when: at this line" in out
+    assert "= because: line 3: built by `torch.sparse_coo_tensor` without `is_coalesced=True`" in out
+    assert "= help:" in out
+    assert "+print(adj.coalesce().values().sum())" in out
+
+
+def test_json_format(cli, tmp_path):
+    path = write(tmp_path / "bad.py", BAD)
+    r = cli("--output-format", "json", path)
+    data = json.loads(r.stdout)
+    assert r.returncode == 1 and len(data) == 1
+    d = data[0]
+    assert {k: d[k] for k in ("code", "name", "path", "line", "column", "end_line", "end_column")} == {
+        "code": "SPL001", "name": "values-on-uncoalesced", "path": path,
+        "line": 4, "column": 7, "end_line": 4, "end_column": 19}
+    assert d["fix"]["applicability"] == "safe"
+    assert d["fix"]["edits"][0]["content"] == "adj.coalesce().values()"
+    assert d["evidence"][0]["line"] == 3 and "uncoalesced" in d["evidence"][0]["message"]
+    assert json.loads(cli("--output-format", "json", write(tmp_path / "c.py", CLEAN)).stdout) == []
+
+
+def test_github_format(cli, tmp_path):
+    r = cli("--output-format", "github", write(tmp_path / "bad.py", BAD))
+    assert r.stdout.startswith("::error title=sparselint (SPL001),file=")
+    assert ",line=4,col=7,endLine=4,endColumn=19::SPL001 " in r.stdout
+
+
+def test_select_and_ignore(cli, tmp_path):
+    path = write(tmp_path / "bad.py", BAD)
+    assert cli("--select", "SPL1", path).returncode == 0
+    assert cli("--select", "SPL0", path).returncode == 1
+    assert cli("--select", "ALL", "--ignore", "SPL001", path).returncode == 0
+    assert cli("--ignore", "SPL0", "--extend-select", "SPL001", path).returncode == 1
+    assert cli("--select", "values-on-uncoalesced", path).returncode == 1
+    r = cli("--select", "SPL999", path)
+    assert r.returncode == 2 and "SPL999" in r.stderr
+    no_traceback(r)
+
+
+def test_noqa(cli, tmp_path):
+    lines = BAD.splitlines()
+    specific = "\n".join(lines[:-1] + [lines[-1] + "  # noqa: SPL001"]) + "\n"
+    bare = "\n".join(lines[:-1] + [lines[-1] + "  # noqa"]) + "\n"
+    other = "\n".join(lines[:-1] + [lines[-1] + "  # noqa: SPL002"]) + "\n"
+    whole_file = "# sparselint: noqa\n" + BAD
+    assert cli(write(tmp_path / "a.py", specific)).returncode == 0
+    assert cli(write(tmp_path / "b.py", bare)).returncode == 0
+    assert cli(write(tmp_path / "c.py", other)).returncode == 1
+    assert cli(write(tmp_path / "d.py", whole_file)).returncode == 0
+
+
+def test_noqa_is_honoured_by_fix(cli, tmp_path):
+    lines = BAD.splitlines()
+    text = "\n".join(lines[:-1] + [lines[-1] + "  # noqa: SPL001"]) + "\n"
+    path = write(tmp_path / "a.py", text)
+    assert cli("--fix", path).returncode == 0
+    assert (tmp_path / "a.py").read_text() == text
+
+
+def test_fix_writes_and_diff_does_not(cli, tmp_path):
+    path = write(tmp_path / "bad.py", BAD)
+    r = cli("--diff", path)
+    assert r.returncode == 1
+    assert "-print(adj.values().sum())" in r.stdout and "+print(adj.coalesce().values().sum())" in r.stdout
+    assert (tmp_path / "bad.py").read_text() == BAD
+    r = cli("--fix", path)
+    assert r.returncode == 0 and "Fixed 1 finding" in r.stdout
+    assert (tmp_path / "bad.py").read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
+    assert cli("--diff", path).returncode == 0
+
+
+def test_unsafe_fixes_only_on_request(cli, tmp_path):
+    src = ("import torch\n"
+           "s = torch.eye(3).to_sparse().requires_grad_()\n"
+           "s.values().mul_(2)\n")
+    path = write(tmp_path / "leaf.py", src)
+    assert cli("--fix", path).returncode == 1
+    assert (tmp_path / "leaf.py").read_text() == src
+    assert cli("--fix", "--unsafe-fixes", path).returncode == 0
+    assert (tmp_path / "leaf.py").read_text().endswith("with torch.no_grad():\n    s.values().mul_(2)\n")
+
+
+def test_fix_keeps_crlf_encoding_bom_and_permissions(cli, tmp_path):
+    crlf = tmp_path / "crlf.py"
+    crlf.write_bytes(BAD.replace("\n", "\r\n").encode())
+    os.chmod(crlf, 0o751)
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(("# -*- coding: latin-1 -*-\n# café\n" + BAD).encode("latin-1"))
+    bom = tmp_path / "bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + BAD.encode())
+    r = cli("--fix", str(crlf), str(latin), str(bom))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert crlf.read_bytes() == BAD.replace("adj.values()", "adj.coalesce().values()").replace("\n", "\r\n").encode()
+    assert stat.S_IMODE(os.stat(crlf).st_mode) == 0o751
+    assert latin.read_bytes().decode("latin-1").startswith("# -*- coding: latin-1 -*-\n# café\n")
+    assert b"adj.coalesce().values()" in latin.read_bytes()
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbfimport torch")
+    assert [f for f in os.listdir(tmp_path) if f.startswith(".sparselint-")] == []
+
+
+def test_fix_refuses_read_only_file(cli, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root can write read-only files")
+    path = write(tmp_path / "ro.py", BAD)
+    os.chmod(path, 0o444)
+    r = cli("--fix", path)
+    assert r.returncode == 2 and "not writable" in r.stderr
+    assert (tmp_path / "ro.py").read_text() == BAD
+
+
+def test_unparsable_and_undecodable_files_are_one_diagnostic_each(cli, tmp_path):
+    write(tmp_path / "broken.py", "import torch\nsparse = torch.sparse_coo_tensor(\n")
+    (tmp_path / "binary.py").write_bytes(b"\xff\xfe\x00sparse\x00\x81")
+    write(tmp_path / "bad.py", BAD)
+    r = cli(str(tmp_path))
+    no_traceback(r)
+    assert r.returncode == 1
+    codes = [l.split()[1] for l in r.stdout.splitlines() if ": SPL" in l]
+    assert sorted(codes) == ["SPL001", "SPL900", "SPL901"]
+
+
+def test_empty_input_is_clean(cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = cli(str(tmp_path / "empty"))
+    assert r.returncode == 0
+
+
+def test_stdin(cli, tmp_path):
+    r = cli("-", "--stdin-filename", "model.py", input=BAD)
+    assert r.returncode == 1 and r.stdout.startswith("model.py:4:7: SPL001")
+    r = cli("-", "--fix", "--stdin-filename", "model.py", input=BAD)
+    assert r.stdout == BAD.replace("adj.values()", "adj.coalesce().values()")
+
+
+def test_statistics(cli, tmp_path):
+    r = cli("--statistics", write(tmp_path / "bad.py", BAD))
+    assert "    1  SPL001  [*] values-on-uncoalesced" in r.stdout
+
+
+def test_rule_command_and_version(cli):
+    r = cli("rule", "SPL001")
+    assert r.returncode == 0
+    for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        assert heading in r.stdout
+    assert cli("rule", "values-on-uncoalesced").stdout == r.stdout
+    listing = cli("rule", "--all").stdout
+    assert "SPL001  values-on-uncoalesced" in listing and "SPL203" in listing
+    r = cli("rule", "SPL999")
+    assert r.returncode == 2 and "SPL999" in r.stderr
+    v = cli("--version")
+    assert v.returncode == 0 and v.stdout.startswith("sparselint, version ")
+
+
+def test_diff_and_fix_conflict(cli, tmp_path):
+    r = cli("--diff", "--fix", write(tmp_path / "bad.py", BAD))
+    assert r.returncode == 2 and "--diff" in r.stderr
+
+
+def test_fixtures_folder_as_a_whole(cli):
+    r = cli(os.path.join(FIXTURES, "works"))
+    assert r.returncode == 0, r.stdout

@@ -1,0 +1,96 @@
+"""The fixture contract: every fixture's inline marks are exactly what the linter reports,
+every fixture behaves under torch as its header says, and every fix is proven by running
+the fixed code."""
+import os
+import shutil
+
+import pytest
+
+from sparselint.config import Settings
+from sparselint.engine import check_text
+from sparselint.testing import (actual_findings, expectation, expected_findings, outcome_problem,
+                                run_script)
+
+from conftest import FIXTURES, all_fixtures, run_cli
+
+FIXTURE_FILES = all_fixtures()
+
+
+def read(rel):
+    with open(os.path.join(FIXTURES, rel), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def test_there_are_fixtures_for_every_rule():
+    from sparselint.rule import all_rules
+    groups = {f.split(os.sep)[0] for f in FIXTURE_FILES}
+    for rule in all_rules():
+        assert rule.code in groups, f"{rule.code} has no fixtures"
+        names = [f for f in FIXTURE_FILES if f.startswith(rule.code + os.sep)]
+        assert any(n.endswith("_bad.py") for n in names), f"{rule.code} has no bad fixture"
+        assert any(expected_findings(read(n)).get(k) for n in names for k in expected_findings(read(n))
+                   if k[1] == rule.code), f"{rule.code}: no fixture marks a finding of this rule"
+
+
+@pytest.mark.parametrize("rel", FIXTURE_FILES)
+def test_lint_matches_inline_marks(rel):
+    source = read(rel)
+    expected = expected_findings(source)
+    actual = actual_findings(source, rel)
+    assert actual == expected, f"{rel}: expected {sorted(expected.elements())}, got {sorted(actual.elements())}"
+    if expectation(source).outcome == "ok" and "_bad" not in rel:
+        if not rel.startswith("writeups"):
+            assert not expected, f"{rel}: a clean-running fixture outside writeups/ should have no marks"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("rel", FIXTURE_FILES)
+def test_fixture_behaves_under_torch(rel):
+    source = read(rel)
+    problem = outcome_problem(expectation(source), run_script(os.path.join(FIXTURES, rel)))
+    assert problem is None, f"{rel}: {problem}"
+
+
+def _fully_fixable(rel):
+    source = read(rel)
+    diags, _, _ = check_text(source, rel, Settings())
+    return bool(diags) and all(d.fix is not None for d in diags)
+
+
+FIXABLE = [f for f in FIXTURE_FILES if f.endswith("_bad.py") and _fully_fixable(f)]
+
+
+def test_every_rule_with_a_fix_is_proven_by_a_fixture():
+    from sparselint.rule import all_rules
+    proven = set()
+    for rel in FIXABLE:
+        diags, _, _ = check_text(read(rel), rel, Settings())
+        proven |= {d.code for d in diags}
+    with_fix = {r.code for r in all_rules() if r.fix_title}
+    assert with_fix <= proven, f"rules with fixes but no fully fixable fixture: {sorted(with_fix - proven)}"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("rel", FIXABLE)
+def test_fix_gives_code_that_lints_clean_and_runs_clean(rel, tmp_path):
+    target = tmp_path / os.path.basename(rel)
+    shutil.copy(os.path.join(FIXTURES, rel), target)
+    fixed = run_cli("--fix", "--unsafe-fixes", str(target))
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    again = run_cli(str(target))
+    assert again.returncode == 0, again.stdout
+    source = target.read_text()
+    assert source != read(rel)
+    header_free = source.replace("# expect-error", "# was-error").replace("# expect-misbehaves", "# was-misbehaves")
+    run = run_script(str(target))
+    assert outcome_problem(expectation("# expect-ok\n" + header_free), run) is None, run.stderr[-500:]
+
+
+@pytest.mark.parametrize("rel", [f for f in FIXTURE_FILES if not f.endswith("_bad.py")])
+def test_fix_changes_nothing_on_code_that_is_right(rel, tmp_path):
+    """The must-not-change test of every rewrite: good and look-alike fixtures stay byte-identical."""
+    target = tmp_path / os.path.basename(rel)
+    shutil.copy(os.path.join(FIXTURES, rel), target)
+    before = target.read_bytes()
+    run_cli("--fix", "--unsafe-fixes", str(target))
+    assert target.read_bytes() == before

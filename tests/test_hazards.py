@@ -1,0 +1,55 @@
+"""The shared hazard catalog and the write-ups, linted as they are."""
+import os
+
+import pytest
+
+from sparselint.config import Settings
+from sparselint.engine import check_text
+
+from conftest import HAZARDS
+
+# hazard number -> catalog code, for the families built so far
+CATALOG = {
+    "01": "SPL001", "02": "SPL001", "03": "SPL001", "04": "SPL001", "47": "SPL001",
+    "14": "SPL002", "13": "SPL003", "53": "SPL004",
+    "05": "SPL101", "06": "SPL101", "38": "SPL101", "48": "SPL101",
+    "09": "SPL102", "10": "SPL103", "07": "SPL104", "08": "SPL105", "44": "SPL105",
+    "11": "SPL106", "45": "SPL107", "52": "SPL108",
+    "12": "SPL201", "50": "SPL202", "51": "SPL203",
+}
+WRITEUPS = {"A0": [], "B1": [], "A2": [("SPL202", 15)], "B0": [("SPL001", 10)],
+            "B4": [("SPL201", 13)], "B5": [("SPL201", 13), ("SPL201", 19)]}
+
+needs_shared = pytest.mark.skipif(not os.path.isdir(HAZARDS), reason="../shared/hazards is not beside this checkout")
+
+
+def lint(path):
+    with open(path, encoding="utf-8") as fh:
+        diags, _, _ = check_text(fh.read(), path, Settings())
+    return diags
+
+
+def hazard_file(number, kind):
+    names = [f for f in os.listdir(HAZARDS) if f.startswith(number + "_") and f.endswith(f"_{kind}.py")]
+    assert len(names) == 1, names
+    return os.path.join(HAZARDS, names[0])
+
+
+@needs_shared
+@pytest.mark.parametrize("number,code", sorted(CATALOG.items()))
+def test_bad_hazard_is_flagged_with_its_catalog_code(number, code):
+    codes = {d.code for d in lint(hazard_file(number, "bad"))}
+    assert codes == {code}
+
+
+@needs_shared
+@pytest.mark.parametrize("number", sorted(CATALOG))
+def test_good_hazard_is_clean(number):
+    assert lint(hazard_file(number, "good")) == []
+
+
+@needs_shared
+@pytest.mark.parametrize("block,expected", sorted(WRITEUPS.items()))
+def test_writeup_blocks_as_torch_behaves(block, expected):
+    diags = lint(os.path.join(HAZARDS, "writeups", block + ".py"))
+    assert [(d.code, d.line) for d in diags] == expected

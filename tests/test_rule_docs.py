@@ -1,0 +1,45 @@
+"""Every rule documents itself the same way, and the README's table is generated from them."""
+import os
+import re
+
+import pytest
+
+from sparselint.docs import START, END, update_readme
+from sparselint.rule import HEADINGS, all_rules, doc_sections
+
+from conftest import ROOT
+
+RULES = all_rules()
+
+
+def test_rules_are_found_by_import_not_by_a_list():
+    codes = [r.code for r in RULES]
+    assert len(codes) == len(set(codes)) >= 15
+    files = [f for f in os.listdir(os.path.join(ROOT, "rules")) if re.match(r"spl\d{3}_", f)]
+    assert len(files) == len(RULES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_doc_has_the_fixed_headings(rule):
+    sections = doc_sections(rule.doc())
+    assert list(sections) == list(HEADINGS), rule.code
+    assert all(sections[h].strip() for h in HEADINGS), rule.code
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_metadata(rule):
+    assert re.fullmatch(r"SPL\d{3}", rule.code)
+    assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.name)
+    assert rule.error and rule.when in ("line", "backward", "step", "silent", "construct")
+    assert rule.hazards, "every rule names the hazards that prove it"
+    module = os.path.basename(__import__(rule.__module__, fromlist=["x"]).__file__)
+    assert module.startswith(rule.code.lower() + "_")
+    if rule.fix_title:
+        assert "Fix safety" in doc_sections(rule.doc())
+
+
+def test_readme_rule_table_is_current():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    assert START in text and END in text
+    assert update_readme(text) == text, "README rule table is stale: run `python -m sparselint.docs`"

@@ -39,6 +39,7 @@ import libcst as cst
 
 from sparselint.names import dotted
 from sparselint.rule import Rule
+from sparselint.torchapi import SPARSE_SOURCE_TOKENS
 
 from ._common import WRITES, coalesce_first, method_call
 
@@ -54,7 +55,7 @@ class CoalesceResultDiscarded(Rule):
     when = "silent"
     hazards = ("14",)
     fix_title = "Assign the coalesced tensor back"
-    prefilter = ("coalesce",)
+    prefilter = SPARSE_SOURCE_TOKENS + ("grad.coalesce",)
     valid = (
         "g = emb.weight.grad.coalesce()\ng.values().clamp_(-1, 1)\nemb.weight.grad = g\n",
         "x = x.coalesce()\n",

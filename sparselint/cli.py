@@ -12,7 +12,8 @@ from . import output
 from .config import ConfigError, Settings, check_selectors, split_list
 from .diagnostics import INTERNAL_ERROR, READ_ERROR
 from .discovery import discover
-from .engine import check_bytes, check_file, write_fixed
+from .engine import check_bytes, write_fixed
+from .parallel import check_files
 from .rule import all_rules, doc_sections, rule_by_code
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -46,8 +47,10 @@ def cli() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--stdin-filename", default=None, help="The name to report for source read from stdin (`-`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the number of cores).")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
-          exit_zero, stdin_filename, quiet):
+          exit_zero, stdin_filename, quiet, jobs):
     """Check files and directories (default: the current directory)."""
     settings = Settings(
         select=tuple(check_selectors(split_list(select), "--select")) or ("ALL",),
@@ -82,8 +85,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         found = discover(paths)
         for missing in found.missing:
             errors.append(f"{missing}: no such file or directory")
-        for path in found.files:
-            result = check_file(path, settings, rules)
+        for path, result in zip(found.files, check_files(found.files, settings, jobs)):
             results.append(result)
             if result.fixed_source is not None:
                 if diff:

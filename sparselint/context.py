@@ -5,11 +5,13 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import torchapi as api
 from .diagnostics import Diagnostic, Edit, Evidence, Fix
 from .facts import Fact, Tensor
 from .names import Names, dotted
+from .tree import Order
 from .syntax import assigned_names, backward_calls, contains_backward, names_read
 
 # In-place methods that do not write the tensor's data.
@@ -23,15 +25,17 @@ def is_inplace_method(name: str) -> bool:
 @dataclass
 class Scope:
     node: cst.CSTNode
-    backward_lines: list[int]
+    backward_calls: list[cst.Call]
 
 
 class Context:
-    def __init__(self, path: str, source: str, names: Names, ranges):
+    def __init__(self, path: str, source: str, names: Names, module: cst.Module):
         self.path = path
         self.source = source
         self.names = names
-        self._ranges = ranges
+        self.module = module
+        self._ranges = None
+        self._order = None
         self.parents: dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.state = None
@@ -46,16 +50,32 @@ class Context:
 
     # -- positions and code ------------------------------------------------------------
 
+    @property
+    def ranges(self):
+        # Positions cost a full code generation pass: computed once, on the first report.
+        if self._ranges is None:
+            self._ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._ranges
+
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         """1-based line and column where a node starts."""
-        r = self._ranges.get(node)
+        r = self.ranges.get(node)
         if r is None:
             return (0, 0)
         return (r.start.line, r.start.column + 1)
 
     def span(self, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        r = self._ranges[node]
+        r = self.ranges[node]
         return (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    def _resolve(self, evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+        out = []
+        for e in evidence:
+            if e.node is not None:
+                line, col = self.position(e.node)
+                e = Evidence(line, col, e.text)
+            out.append(e)
+        return tuple(out)
 
     def code(self, node: cst.CSTNode) -> str:
         return self._module_for_code.code_for_node(node)
@@ -117,10 +137,15 @@ class Context:
 
     def backward_follows(self, node: cst.CSTNode) -> bool:
         """A backward call comes later in this scope, or in a loop around this statement."""
-        line = self.position(self.line_node or node)[0]
-        if any(b > line for b in self.scope.backward_lines):
+        if any(self.loop_has_backward(loop) for loop in self.loops):
             return True
-        return any(self.loop_has_backward(loop) for loop in self.loops)
+        if not self.scope.backward_calls:
+            return False
+        if self._order is None:
+            self._order = Order(self.module)
+        here = self.line_node or node
+        end = self._order.end.get(here, self._order.pre.get(here, 0))
+        return any(self._order.pre.get(call, -1) > end for call in self.scope.backward_calls)
 
     def loop_has_backward(self, loop: cst.CSTNode) -> bool:
         if loop not in self._loop_backward:
@@ -189,7 +214,7 @@ class Context:
         self.diagnostics.append(Diagnostic(
             code=rule.code, name=rule.name, message=message, path=self.path,
             line=l1, column=c1, end_line=l2, end_column=c2,
-            evidence=tuple(evidence), fix=fix, suggestion=suggestion, when=when or rule.when,
+            evidence=self._resolve(evidence), fix=fix, suggestion=suggestion, when=when or rule.when,
         ))
 
     def make_fix(self, rule, edits: Iterable[Edit], safe: bool, title: str = "") -> Fix:

@@ -6,11 +6,19 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Evidence:
-    """One link of the chain that made a fact: where, and what it established."""
+    """One link of the chain that made a fact: where, and what it established.
+
+    While the engine runs, evidence points at a syntax node; positions are resolved only
+    when a finding is reported, so files without findings never pay for them."""
 
     line: int
     column: int
     text: str
+    node: object = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def at(cls, node, text: str) -> "Evidence":
+        return cls(0, 0, text, node)
 
     def to_json(self) -> dict:
         return {"line": self.line, "column": self.column, "message": self.text}

@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Callable, Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import source as src
 from . import suppression
@@ -16,6 +15,7 @@ from .diagnostics import (DECODE_ERROR, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR,
                           FileResult)
 from .fixer import applicable, apply_edits, parses
 from .names import Names
+from .reduce import reduce_source
 from .rule import Rule
 from .walker import Walker
 
@@ -38,14 +38,17 @@ def analyse(text: str, path: str, rules) -> list[Diagnostic]:
     if not rules or not any(tok in text for tok in tokens):
         return []
     try:
-        module = cst.parse_module(text)
+        reduced = reduce_source(text, tokens)
+    except Exception:  # the reduction is an optimisation; the full text is always right
+        reduced = text
+    try:
+        module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as exc:
         return [_engine_diagnostic(PARSE_ERROR, path, f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot parse: nesting too deep for the parser")]
     try:
-        ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        ctx = Context(path, text, Names.from_module(module), ranges)
+        ctx = Context(path, text, Names.from_module(module), module)
         instances = [r() for r in rules if any(tok in text for tok in r.prefilter)]
         hooks: dict[str, list[Callable]] = defaultdict(list)
         for rule in instances:

@@ -56,8 +56,8 @@ class Tensor:
             return None
         return self.grad in (LEAF, NONLEAF)
 
-    def why(self, line: int, column: int, text: str) -> "Tensor":
-        return replace(self, evidence=self.evidence + (Evidence(line, column, text),))
+    def why(self, where, text: str) -> "Tensor":
+        return replace(self, evidence=self.evidence + (Evidence.at(where, text),))
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
     return replace(a, **changes)
 
 
-def element_of(params: Params, line: int, column: int) -> Tensor:
+def element_of(params: Params, where) -> Tensor:
     """The fact for one parameter drawn from a parameter collection."""
     if params.sparse_grads == "all":
         grad_layout, text = "coo", "its parameters get sparse gradients"
@@ -125,4 +125,4 @@ def element_of(params: Params, line: int, column: int) -> Tensor:
         grad_coalesced=False if grad_layout == "coo" else None,
         evidence=params.evidence,
     )
-    return t.why(line, column, f"iterates over a parameter collection: {text}") if text else t
+    return t.why(where, f"iterates over a parameter collection: {text}") if text else t

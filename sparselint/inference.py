@@ -16,6 +16,7 @@ from . import torchapi as api
 from .diagnostics import Evidence
 from .facts import LEAF, NOGRAD, NONLEAF, Fact, Module, Optimizer, Params, Tensor, element_of, join
 from .names import Names, dotted
+from .tree import children
 
 
 @dataclass
@@ -101,13 +102,11 @@ class Inference:
     def __init__(
         self,
         names: Names,
-        position: Callable[[cst.CSTNode], tuple[int, int]],
         summary: Callable[[str], Optional[Fact]] = lambda name: None,
         outer: Optional[dict[str, Fact]] = None,
         locals_: frozenset[str] = frozenset(),
     ):
         self.names = names
-        self.position = position
         self.summary = summary
         self.outer = outer or {}
         self.locals = locals_
@@ -177,15 +176,15 @@ class Inference:
                 return fact
         attr = node.attr.value
         base = self.fact(node.value, state)
-        line, col = self.position(node)
+        where = node
         if isinstance(base, Tensor):
             if attr == "grad":
                 if base.grad_layout in ("coo", "strided"):
                     t = Tensor(layout=base.grad_layout, coalesced=base.grad_coalesced, grad=NOGRAD, is_grad=True, origin="grad", evidence=base.evidence)
                     if base.grad_layout == "coo":
                         state_text = {False: "uncoalesced", True: "coalesced", None: "of unknown coalescing"}[base.grad_coalesced]
-                        return t.why(line, col, f"its `.grad` is a sparse COO tensor, {state_text}")
-                    return t.why(line, col, "its `.grad` is dense")
+                        return t.why(where, f"its `.grad` is a sparse COO tensor, {state_text}")
+                    return t.why(where, "its `.grad` is dense")
                 if base.grad_layout == "mixed":
                     return Tensor(grad=NOGRAD, is_grad=True, origin="grad", evidence=base.evidence)
                 return None
@@ -248,19 +247,19 @@ class Inference:
     def _call(self, node: cst.Call, state: State) -> Optional[Fact]:
         func = node.func
         q = self.names.qualify(func)
-        line, col = self.position(node)
+        where = node
         if q is not None:
-            return self._torch_call(q, node, state, line, col)
+            return self._torch_call(q, node, state, where)
         if isinstance(func, cst.Name):
             fact = self.summary(func.value)
             if isinstance(fact, Tensor):
-                return fact.why(line, col, f"returned by `{func.value}()`")
+                return fact.why(where, f"returned by `{func.value}()`")
             return fact
         if isinstance(func, cst.Attribute):
             recv = self.fact(func.value, state)
             method = func.attr.value
             if isinstance(recv, Tensor):
-                return self._tensor_method(recv, method, node, state, line, col)
+                return self._tensor_method(recv, method, node, state, where)
             if isinstance(recv, Module):
                 if method in ("parameters", "named_parameters"):
                     return Params(sparse_grads=recv.sparse_grads, named=method == "named_parameters", evidence=recv.evidence)
@@ -272,7 +271,7 @@ class Inference:
                 return Tensor(layout="strided", grad=NONLEAF if self.grad_enabled else NOGRAD, origin="op")
         return None
 
-    def _torch_call(self, q: str, node: cst.Call, state: State, line: int, col: int) -> Optional[Fact]:
+    def _torch_call(self, q: str, node: cst.Call, state: State, where) -> Optional[Fact]:
         short = q
         if q in api.SPARSE_CONSTRUCTORS:
             layout, values_at = api.SPARSE_CONSTRUCTORS[q]
@@ -297,7 +296,7 @@ class Inference:
                     text += " without `is_coalesced=True`, so it is uncoalesced"
             ev = (vt.evidence if vt is not None and grad == NONLEAF else ())
             t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev)
-            t = t.why(line, col, text + (f"; {how}" if how else ""))
+            t = t.why(where, text + (f"; {how}" if how else ""))
             return t
         if q in api.DENSE_FACTORIES:
             rg_node = arg(node, None, "requires_grad")
@@ -305,7 +304,7 @@ class Inference:
             grad = LEAF if rg is True else NOGRAD if rg_node is None or rg is False else None
             t = Tensor(layout="strided", grad=grad, origin="factory")
             if grad == LEAF:
-                t = t.why(line, col, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
+                t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
             return t
         if q == api.PARAMETER:
             inner = arg(node, 0, "data")
@@ -316,7 +315,7 @@ class Inference:
             t = Tensor(layout=layout, coalesced=coalesced, grad=NOGRAD if rg is False else LEAF, parameter=True,
                        origin="parameter", evidence=it.evidence if it is not None else ())
             kind = "a sparse" if t.is_sparse else "an"
-            return t.why(line, col, f"{kind} `nn.Parameter`: a leaf that requires grad")
+            return t.why(where, f"{kind} `nn.Parameter`: a leaf that requires grad")
         if q in api.EMBEDDINGS:
             sparse = literal(arg(node, None, "sparse"))
             mode = literal(arg(node, None, "mode"))
@@ -324,13 +323,13 @@ class Inference:
             sparse_grads = "all" if sparse is True else "none" if sparse in (False,) or arg(node, None, "sparse") is None else None
             m = Module(kind=kind, sparse_grads=sparse_grads, mode=mode if isinstance(mode, str) else None)
             if sparse_grads == "all":
-                m = replace(m, evidence=(Evidence(line, col, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
+                m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
             return m
         if q.startswith(api.OPTIMIZER_PREFIX) and q.count(".") == 2 and q.split(".")[-1][:1].isupper():
             params = arg(node, 0, "params")
             pf = self.fact(params, state) if params is not None else None
             return Optimizer(kind=q.split(".")[-1], params=pf if isinstance(pf, Params) else None,
-                             evidence=(Evidence(line, col, f"`{q.split('.')[-1]}` optimizer"),))
+                             evidence=(Evidence.at(where, f"`{q.split('.')[-1]}` optimizer"),))
         if q in api.PRODUCTS:
             a_at, b_at = api.PRODUCTS[q]
             a, b = arg(node, a_at), arg(node, b_at)
@@ -353,14 +352,14 @@ class Inference:
             return self._derived(at, "strided" if dim is None else None, None, [at])
         return None
 
-    def _tensor_method(self, r: Tensor, method: str, node: cst.Call, state: State, line: int, col: int) -> Optional[Tensor]:
+    def _tensor_method(self, r: Tensor, method: str, node: cst.Call, state: State, where) -> Optional[Tensor]:
         if method == "coalesce":
             if r.coalesced is True:
                 return r
             grad = NOGRAD if not self.grad_enabled else (NONLEAF if r.requires_grad else r.grad)
             t = replace(r, layout="coo", coalesced=True, grad=grad, parameter=False, origin="coalesce",
                         grad_layout=None, grad_coalesced=None, is_grad=False)
-            return t.why(line, col, "coalesced by `.coalesce()`")
+            return t.why(where, "coalesced by `.coalesce()`")
         if method in api.CONVERSIONS or method == "to_sparse":
             layout = api.CONVERSIONS.get(method, "coo")
             lay = arg(node, None, "layout")
@@ -370,7 +369,7 @@ class Inference:
             if r.is_sparse and layout == r.layout:
                 return r
             t = self._derived(r, layout, coalesced, [r], origin="conversion")
-            return t.why(line, col, f"converted by `.{method}()`" + (" (coalesced)" if coalesced else "") +
+            return t.why(where, f"converted by `.{method}()`" + (" (coalesced)" if coalesced else "") +
                          ("; in the autograd graph" if t.grad == NONLEAF else ""))
         if method == "to_dense":
             return self._derived(r, "strided", None, [r])
@@ -380,7 +379,7 @@ class Inference:
                 return replace(r, grad=NOGRAD)
             if r.grad == NONLEAF:
                 return r
-            return replace(r, grad=LEAF).why(line, col, "made a leaf that requires grad by `.requires_grad_()`")
+            return replace(r, grad=LEAF).why(where, "made a leaf that requires grad by `.requires_grad_()`")
         if method in api.DETACHING:
             return replace(r, grad=NOGRAD, parameter=False, grad_layout=None, grad_coalesced=None, origin="detach")
         if method in api.VALUE_ACCESSORS:
@@ -422,9 +421,9 @@ class Inference:
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: State) -> State:
         out = state.copy()
         it = self.fact(iterable, state)
-        line, col = self.position(iterable)
+        where = iterable
         if isinstance(it, Params):
-            element = element_of(it, line, col)
+            element = element_of(it, where)
             if it.named and isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 first = dotted(target.elements[0].value)
                 if first:
@@ -459,8 +458,8 @@ class Inference:
         if isinstance(fact, Tensor) and fact.is_grad is False and isinstance(target, cst.Attribute) and target.attr.value == "grad":
             fact = replace(fact, is_grad=True, grad=NOGRAD)
         if isinstance(fact, Tensor) and fact.evidence:
-            line, col = self.position(target)
-            fact = fact.why(line, col, f"assigned to `{path}`")
+            where = target
+            fact = fact.why(where, f"assigned to `{path}`")
         state.bind(path, fact)
         # A tensor passed as the values of a sparse constructor is remembered as such.
         if isinstance(value, cst.Call):
@@ -476,13 +475,13 @@ class Inference:
         path = dotted(target)
         fact = state.env.get(path) if path else None
         if isinstance(fact, Tensor) and fact.is_coo and adds_entries:
-            line, col = self.position(node)
-            state.env[path] = replace(fact, coalesced=False).why(line, col, "an in-place update adds entries, leaving it uncoalesced")
+            where = node
+            state.env[path] = replace(fact, coalesced=False).why(where, "an in-place update adds entries, leaving it uncoalesced")
 
     def _call_effect(self, call: cst.Call, state: State) -> None:
         func = call.func
         q = self.names.qualify(func)
-        line, col = self.position(call)
+        where = call
         if q is not None:
             if q in api.BACKWARD_FUNCTIONS:
                 state.saved.clear()
@@ -490,14 +489,14 @@ class Inference:
                 a_at, b_at = api.PRODUCTS.get(q, (0, None))
                 a = arg(call, a_at)
                 b = arg(call, b_at) if b_at is not None else None
-                self._sparse_operand_effect(q, a, b, state, line, col)
+                self._sparse_operand_effect(q, a, b, state, where)
             if q in api.FUNCTIONAL_EMBEDDINGS and literal(arg(call, None, "sparse")) is True:
                 w = arg(call, 1, "weight")
                 wp = dotted(w) if w is not None else None
                 wt = state.env.get(wp) if wp else None
                 if wp and isinstance(wt, Tensor):
                     state.env[wp] = replace(wt, grad_layout="coo", grad_coalesced=False).why(
-                        line, col, "`F.embedding(..., sparse=True)` gives it an uncoalesced sparse grad")
+                        where, "`F.embedding(..., sparse=True)` gives it an uncoalesced sparse grad")
             return
         if not isinstance(func, cst.Attribute):
             return
@@ -511,21 +510,21 @@ class Inference:
         recv = state.env.get(recv_path) or self.lookup(recv_path, state)
         if isinstance(recv, Tensor):
             if method == "requires_grad_":
-                state.env[recv_path] = self._tensor_method(recv, method, call, state, line, col)
+                state.env[recv_path] = self._tensor_method(recv, method, call, state, where)
             elif method == "retain_grad":
                 state.env[recv_path] = replace(recv, retains_grad=True)
             elif method in api.UNCOALESCING_UPDATES:
                 self._inplace_update(func.value, True, call, state)
             elif method == "to_dense":
-                self._sparse_operand_effect("to_dense", func.value, None, state, line, col)
+                self._sparse_operand_effect("to_dense", func.value, None, state, where)
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             for p in recv.params.paths:
                 t = state.env.get(p)
                 if isinstance(t, Tensor) and t.is_coo:
                     state.env[p] = replace(t, coalesced=False).why(
-                        line, col, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")
+                        where, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")
 
-    def _sparse_operand_effect(self, q: str, a, b, state: State, line: int, col: int) -> None:
+    def _sparse_operand_effect(self, q: str, a, b, state: State, where) -> None:
         ap = dotted(a) if a is not None else None
         at = state.env.get(ap) if ap else None
         if not isinstance(at, Tensor) or not at.is_sparse:
@@ -535,11 +534,11 @@ class Inference:
             if at.grad_layout == "coo" and at.grad_coalesced is False:
                 coalesced = False
             text = f"the backward of `{q.split('.')[-1]}` gives it a {'coalesced' if coalesced else 'uncoalesced'} sparse grad"
-            at = replace(at, grad_layout="coo", grad_coalesced=coalesced).why(line, col, text)
+            at = replace(at, grad_layout="coo", grad_coalesced=coalesced).why(where, text)
             state.env[ap] = at
         bt = self.tensor(b, state) if b is not None else None
         if bt is not None and bt.requires_grad and self.grad_enabled:
-            state.saved[ap] = Evidence(line, col, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
 
 
 def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
@@ -549,7 +548,7 @@ def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
     def walk(n: cst.CSTNode) -> None:
         if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             return
-        for child in n.children:
+        for child in children(n):
             walk(child)
         if isinstance(n, cst.Call):
             out.append(n)

@@ -11,6 +11,8 @@ from typing import Iterable
 
 import libcst as cst
 
+from .tree import walk
+
 # Re-exports that users reach by more than one path; map each onto one spelling.
 CANONICAL = {
     "torch.nn.parameter.Parameter": "torch.nn.Parameter",
@@ -46,7 +48,11 @@ class Names:
     @classmethod
     def from_module(cls, module: cst.Module, roots: Iterable[str] = ("torch",)) -> "Names":
         collector = _ImportCollector(tuple(roots))
-        module.visit(collector)
+        for node in walk(module):
+            if isinstance(node, cst.Import):
+                collector.visit_Import(node)
+            elif isinstance(node, cst.ImportFrom):
+                collector.visit_ImportFrom(node)
         return cls(collector.aliases)
 
     def without(self, local_names: Iterable[str]) -> "Names":
@@ -81,7 +87,7 @@ class Names:
         return best
 
 
-class _ImportCollector(cst.CSTVisitor):
+class _ImportCollector:
     def __init__(self, roots: tuple[str, ...]):
         self.roots = roots
         self.aliases: dict[str, str] = {}

@@ -12,6 +12,8 @@ import re
 from functools import lru_cache
 from typing import ClassVar
 
+from .torchapi import SPARSE_SOURCE_TOKENS
+
 HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
 
@@ -24,8 +26,9 @@ class Rule:
     when: ClassVar[str]
     hazards: ClassVar[tuple[str, ...]] = ()
     fix_title: ClassVar[str] = ""
-    # A file can only produce this rule's findings if it contains one of these strings.
-    prefilter: ClassVar[tuple[str, ...]] = ("sparse",)
+    # A file can only produce this rule's findings if it contains one of these strings; by
+    # default, the text of every source of a sparse fact.
+    prefilter: ClassVar[tuple[str, ...]] = SPARSE_SOURCE_TOKENS
     # Small examples beside the code: `valid` must stay silent, each `invalid` must be
     # flagged on the lines marked `# SPLnnn`.
     valid: ClassVar[tuple[str, ...]] = ()

@@ -7,18 +7,20 @@ import libcst as cst
 
 from . import torchapi as api
 from .names import dotted
+from .tree import children
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def _walk(node: cst.CSTNode, visit: Callable[[cst.CSTNode], None]) -> None:
+    """Visit a block, entering no nested function, class or lambda."""
     stack = [node]
     while stack:
         n = stack.pop()
         visit(n)
         if isinstance(n, _SCOPES):
             continue
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(list(children(n))))
 
 
 def _target_names(target: cst.BaseExpression, attributes: bool) -> list[str]:
@@ -89,20 +91,12 @@ def is_backward_call(node: cst.CSTNode, qualify: Optional[Callable] = None) -> b
     return qualify is not None and qualify(func) in api.BACKWARD_FUNCTIONS
 
 
-def backward_lines(stmts: Iterable[cst.CSTNode], position) -> list[int]:
-    """Lines of the backward calls in a scope (not inside nested functions)."""
-    lines: list[int] = []
-
-    def visit(n: cst.CSTNode) -> None:
-        if is_backward_call(n):
-            lines.append(position(n)[0])
-
+def backward_calls_in_block(stmts: Iterable[cst.CSTNode]) -> list[cst.Call]:
+    """The backward calls of a scope (not inside nested functions)."""
+    found: list[cst.Call] = []
     for st in stmts:
-        try:
-            _walk(st, visit)
-        except RecursionError:
-            break
-    return sorted(lines)
+        found.extend(backward_calls(st))
+    return found
 
 
 def contains_backward(node: cst.CSTNode) -> bool:

@@ -104,3 +104,13 @@ GRAD_MODES = {
 SET_GRAD_ENABLED = "torch.set_grad_enabled"
 
 OPTIMIZER_PREFIX = "torch.optim."
+
+# Text that any source of a sparse fact contains, derived from the tables above. A file with
+# none of these cannot hold a sparse tensor the engine knows about, so rules that need one
+# skip it unparsed.
+SPARSE_SOURCE_TOKENS = tuple(sorted(
+    {name[len("torch."):] for name in SPARSE_CONSTRUCTORS}
+    | {"to_sparse"}  # every conversion in CONVERSIONS starts with it
+    | {"sparse=True", "sparse = True"}  # nn.Embedding / EmbeddingBag / F.embedding
+))
+assert all(m.startswith("to_sparse") for m in CONVERSIONS)

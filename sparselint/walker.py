@@ -17,7 +17,8 @@ from .context import Context, Scope
 from .facts import Fact, Tensor, join
 from .inference import Inference, State, join_states
 from .names import Names, dotted
-from .syntax import assigned_names, backward_lines, parameters_of
+from .syntax import assigned_names, backward_calls_in_block, parameters_of
+from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Deeper loops are analysed for their first iteration only, to keep the cost linear.
@@ -42,8 +43,8 @@ class Walker:
         for st in body:
             if isinstance(st, cst.FunctionDef):
                 self.functions[st.name.value] = st
-        inference = Inference(self.ctx.names, self.ctx.position, self.summary)
-        scope = Scope(self.module, backward_lines(body, self.ctx.position))
+        inference = Inference(self.ctx.names, self.summary)
+        scope = Scope(self.module, backward_calls_in_block(body))
         final = self.scope(body, State(), inference, scope)
         stable = self._stable_globals(body, final)
         for st in body:
@@ -83,10 +84,10 @@ class Walker:
         params = parameters_of(node)
         locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
         names = self.ctx.names.without(locals_)
-        inference = Inference(names, self.ctx.position, self.summary, outer, locals_)
+        inference = Inference(names, self.summary, outer, locals_)
         inference.grad_enabled = self._decorated_grad_mode(node, names)
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        scope = Scope(node, backward_lines(body, self.ctx.position))
+        scope = Scope(node, backward_calls_in_block(body))
         saved_returns, self.returns = self.returns, []
         self.silent += silent
         try:
@@ -279,7 +280,7 @@ class Walker:
             self._call_hooks(node, state)
             if isinstance(node, _NOT_ENTERED):
                 return
-            for child in node.children:
+            for child in children(node):
                 walk(child, node)
 
         try:

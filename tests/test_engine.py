@@ -131,13 +131,14 @@ def test_unknown_is_silent():
 def test_prefilter_skips_files_without_sparse():
     diags, _, _ = check_text("def broken(:\n", "t.py", Settings())
     assert diags == []
-    diags, _, _ = check_text("sparse = 1\ndef broken(:\n", "t.py", Settings())
+    diags, _, _ = check_text("x = y.to_sparse()\ndef broken(:\n", "t.py", Settings())
     assert [d.code for d in diags] == ["SPL900"]
 
 
 class _BrokenFixRule(Rule):
     code, name, error, when = "SPL999", "broken-fix", "none", "line"
     fix_title = "break the file"
+    prefilter = ("sparse",)
 
     def visit_Name(self, node, ctx):
         if node.value == "sparse":
@@ -152,6 +153,7 @@ def test_fix_never_writes_code_that_does_not_parse():
 
 class _CrashingRule(Rule):
     code, name, error, when = "SPL998", "crashing-rule", "none", "line"
+    prefilter = ("sparse",)
 
     def visit_Name(self, node, ctx):
         raise ValueError("boom")

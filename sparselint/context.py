@@ -46,6 +46,8 @@ class Context:
         self.line_node: Optional[cst.CSTNode] = None
         self._loop_backward: dict[cst.CSTNode, bool] = {}
         self._seen: set = set()
+        # other files whose content the findings depend on (model classes defined there)
+        self.dependencies: set[str] = set()
         self._module_for_code = cst.Module(body=[])
 
     # -- positions and code ------------------------------------------------------------

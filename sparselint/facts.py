@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
 
 from .diagnostics import Evidence
+from .models import NONE, UNKNOWN, Flags
 
 SPARSE_LAYOUTS = frozenset({"coo", "csr", "csc", "bsr", "bsc", "sparse"})
 COMPRESSED_LAYOUTS = frozenset({"csr", "csc", "bsr", "bsc"})
@@ -62,21 +63,35 @@ class Tensor:
 
 @dataclass(frozen=True)
 class Module:
-    """An `nn.Module` instance, and whether the gradients of its parameters are sparse."""
+    """An `nn.Module` instance and what its parameters' gradients are."""
 
     kind: str
-    sparse_grads: Optional[str] = None  # "all", "some", "none"
+    flags: Flags = UNKNOWN
+    # leaf parameter names -> flags, when every parameter name is known
+    parts: Optional[tuple[tuple[str, Flags], ...]] = None
     mode: Optional[str] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+    def child(self, name: str) -> Optional["Module"]:
+        if self.parts is None:
+            return None
+        prefix = name + "."
+        sub = tuple((p[len(prefix):], f) for p, f in self.parts if p.startswith(prefix))
+        if not sub:
+            return None
+        return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, evidence=self.evidence)
 
 
 @dataclass(frozen=True)
 class Params:
-    """An iterable of parameters (`model.parameters()`, `[p, q]`)."""
+    """An iterable of parameters (`model.parameters()`, `[p, q]`, param groups)."""
 
-    sparse_grads: Optional[str] = None
+    flags: Flags = UNKNOWN
     paths: tuple[str, ...] = ()
     named: bool = False
+    parts: Optional[tuple[tuple[str, Flags], ...]] = None
+    # param groups: (params, weight_decay of the group or None when it inherits the default)
+    groups: Optional[tuple[tuple["Params", object], ...]] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
@@ -87,7 +102,30 @@ class Optimizer:
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
-Fact = Union[Tensor, Module, Params, Optimizer]
+def union_flags(items) -> Flags:
+    out = None
+    for f in items:
+        out = f if out is None else out.union(f)
+    return out if out is not None else NONE
+
+
+def union_params(a: Params, b: Params) -> Params:
+    parts = a.parts + b.parts if a.parts is not None and b.parts is not None else None
+    groups = None
+    if a.groups is not None or b.groups is not None:
+        groups = (a.groups or ((a, None),)) + (b.groups or ((b, None),))
+    return Params(flags=a.flags.union(b.flags), paths=a.paths + b.paths if a.paths and b.paths else (),
+                  parts=parts, groups=groups, evidence=a.evidence + b.evidence)
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A Python number (`wd = 1e-4`): arithmetic with a tensor keeps the tensor's layout."""
+
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+Fact = Union[Tensor, Module, Params, Optimizer, Scalar]
 
 
 def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
@@ -104,6 +142,10 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
             continue
         if f.type == "bool":
             changes[f.name] = (x or y) if f.name in _SILENCING else (x and y)
+        elif isinstance(x, Flags) and isinstance(y, Flags):
+            changes[f.name] = Flags(*(u if u == v else None for u, v in
+                                      ((x.has_sparse, y.has_sparse), (x.has_dense, y.has_dense),
+                                       (x.sparse_param, y.sparse_param))))
         else:
             changes[f.name] = None if f.type != "tuple[str, ...]" else ()
     return replace(a, **changes)
@@ -111,14 +153,17 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
 
 def element_of(params: Params, where) -> Tensor:
     """The fact for one parameter drawn from a parameter collection."""
-    if params.sparse_grads == "all":
+    f = params.flags
+    if f.has_sparse is True and f.has_dense is False:
         grad_layout, text = "coo", "its parameters get sparse gradients"
-    elif params.sparse_grads == "some":
+    elif f.has_sparse is True and f.has_dense is True:
         grad_layout, text = "mixed", "some of its parameters get sparse gradients"
+    elif f.has_sparse is False and f.has_dense is True:
+        grad_layout, text = "strided", ""
     else:
         grad_layout, text = None, ""
     t = Tensor(
-        layout="strided" if params.sparse_grads else None,
+        layout="strided" if f.sparse_param is False and grad_layout else None,
         grad=LEAF,
         parameter=True,
         grad_layout=grad_layout,

@@ -14,7 +14,9 @@ import libcst as cst
 
 from . import torchapi as api
 from .diagnostics import Evidence
-from .facts import LEAF, NOGRAD, NONLEAF, Fact, Module, Optimizer, Params, Tensor, element_of, join
+from .facts import (LEAF, NOGRAD, NONLEAF, Fact, Module, Optimizer, Params, Scalar, Tensor, element_of, join,
+                    union_flags, union_params)
+from .models import DENSE, SPARSE, UNKNOWN, Flags
 from .names import Names, dotted
 from .tree import children
 
@@ -105,11 +107,13 @@ class Inference:
         summary: Callable[[str], Optional[Fact]] = lambda name: None,
         outer: Optional[dict[str, Fact]] = None,
         locals_: frozenset[str] = frozenset(),
+        models: Optional[Callable[[cst.Call], Optional[Module]]] = None,
     ):
         self.names = names
         self.summary = summary
         self.outer = outer or {}
         self.locals = locals_
+        self.models = models
         self.grad_enabled = True
 
     # -- expressions -------------------------------------------------------------------
@@ -136,6 +140,8 @@ class Inference:
     def _fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         if isinstance(node, cst.Name):
             return self.lookup(node.value, state)
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return Scalar()
         if isinstance(node, cst.Attribute):
             return self._attribute(node, state)
         if isinstance(node, cst.Call):
@@ -152,6 +158,8 @@ class Inference:
             return None
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._collection(node, state)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return self._comprehension(node, state)
         return None
 
     def _grad_of(self, inputs: list[Optional[Tensor]]) -> Optional[str]:
@@ -193,39 +201,105 @@ class Inference:
             if attr in ("T", "mT", "H", "mH"):
                 return self._derived(base, base.layout, None, [base])
             return None
-        if isinstance(base, Module) and attr in ("weight", "bias"):
-            grad_layout = {"all": "coo", "none": "strided"}.get(base.sparse_grads or "")
-            t = Tensor(layout="strided", grad=LEAF, parameter=True, grad_layout=grad_layout,
-                       grad_coalesced=False if grad_layout == "coo" else None, evidence=base.evidence)
-            return t
+        if isinstance(base, Module):
+            child = base.child(attr)
+            if child is not None and child.parts == (("", child.flags),):
+                return _parameter_of(child.flags, child.evidence)
+            if child is not None:
+                return child
+            if attr in ("weight", "bias") and base.kind in ("Embedding", "EmbeddingBag"):
+                return _parameter_of(base.flags, base.evidence)
         return None
 
     def _collection(self, node, state: State) -> Optional[Params]:
-        paths, grads = [], set()
+        """`[p, q]`, `[*a.parameters(), *b.parameters()]`, or a list of param-group dicts."""
+        out: Optional[Params] = None
         for el in node.elements:
-            if isinstance(el, (cst.StarredElement,)):
+            if isinstance(el.value, cst.Dict):
+                part = self._param_group(el.value, state)
+            else:
+                fact = self.fact(el.value, state)
+                if isinstance(el, cst.StarredElement):
+                    part = fact if isinstance(fact, Params) else None
+                elif isinstance(fact, Tensor) and (fact.parameter or fact.grad == LEAF):
+                    part = _params_of_tensor(fact, dotted(el.value))
+                else:
+                    part = None
+            if part is None:
                 return None
-            p = dotted(el.value)
-            t = self.tensor(el.value, state)
-            if p is None or t is None or not t.parameter and t.grad != LEAF:
-                return None
-            paths.append(p)
-            grads.add("sparse" if t.grad_layout == "coo" or t.is_sparse else "dense" if t.grad_layout == "strided" else "?")
-        if not paths:
-            return None
-        sparse = "all" if grads == {"sparse"} else "none" if grads == {"dense"} else "some" if "sparse" in grads and "dense" in grads else None
-        return Params(sparse_grads=sparse, paths=tuple(paths))
+            out = part if out is None else union_params(out, part)
+        return out
 
-    def _binary(self, node: cst.BinaryOperation, state: State) -> Optional[Tensor]:
+    def _param_group(self, node: cst.Dict, state: State) -> Optional[Params]:
+        params, decay = None, None
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement):
+                return None
+            key = literal(el.key)
+            if key == "params":
+                fact = self.fact(el.value, state)
+                if isinstance(fact, Tensor) and fact.parameter:
+                    fact = _params_of_tensor(fact, dotted(el.value))
+                params = fact if isinstance(fact, Params) else None
+            elif key == "weight_decay":
+                decay = literal(el.value)
+        if params is None:
+            return None
+        return Params(flags=params.flags, paths=params.paths, parts=params.parts,
+                      groups=((params, decay),), evidence=params.evidence)
+
+    def _comprehension(self, node, state: State) -> Optional[Params]:
+        """`[p for n, p in model.named_parameters() if "emb" in n]` and similar filters."""
+        if node.for_in.inner_for_in is not None:
+            return None
+        source = self.fact(node.for_in.iter, state)
+        if not isinstance(source, Params):
+            return None
+        target = node.for_in.target
+        name_var = param_var = None
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and source.named:
+            name_var, param_var = (dotted(e.value) for e in target.elements)
+        else:
+            param_var = dotted(target)
+        if param_var is None or dotted(node.elt) != param_var:
+            return None
+        ifs = node.for_in.ifs
+        if not ifs:
+            return replace(source, named=False)
+        if len(ifs) > 1:
+            return _subset(source)
+        keep = _filter(ifs[0].test, name_var, param_var)
+        if keep is None:
+            return _subset(source)
+        kind, value = keep
+        if kind == "grad-sparse":
+            f = source.flags
+            flags = Flags(f.has_sparse if value else False, False if value else f.has_dense, f.sparse_param)
+            return Params(flags=flags, evidence=source.evidence)
+        if kind == "requires-grad":
+            return replace(source, named=False)
+        if source.parts is None:
+            return _subset(source)
+        chosen = tuple((n, f) for n, f in source.parts if value(n))
+        return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence)
+
+    def _binary(self, node: cst.BinaryOperation, state: State) -> Optional[Fact]:
         op = node.operator
         left, right = node.left, node.right
+        if isinstance(op, cst.Add):
+            lp, rp = self.fact(left, state), self.fact(right, state)
+            if isinstance(lp, Params) and isinstance(rp, Params):
+                return union_params(lp, rp)
         lt, rt = self.tensor(left, state), self.tensor(right, state)
         if isinstance(op, cst.MatrixMultiply):
             if lt is None:
                 return None
             layout = "strided" if rt is not None and rt.layout == "strided" else None
             return self._derived(lt, layout, None, [lt, rt])
-        scalar_l, scalar_r = is_number(left), is_number(right)
+        scalar_l = is_number(left) or isinstance(self.fact(left, state), Scalar)
+        scalar_r = is_number(right) or isinstance(self.fact(right, state), Scalar)
+        if scalar_l and scalar_r:
+            return Scalar()
         if isinstance(op, (cst.Multiply, cst.Divide)):
             if lt is not None and scalar_r:
                 return self._derived(lt, lt.layout, None, [lt])
@@ -251,10 +325,22 @@ class Inference:
         if q is not None:
             return self._torch_call(q, node, state, where)
         if isinstance(func, cst.Name):
+            if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
+                inner = self.fact(node.args[0].value, state)
+                return inner if isinstance(inner, Params) else None
+            if func.value == "filter" and len(node.args) == 2:
+                inner = self.fact(node.args[1].value, state)
+                if isinstance(inner, Params):
+                    return inner if _filters_on_requires_grad(node.args[0].value) else _subset(inner)
+                return None
             fact = self.summary(func.value)
             if isinstance(fact, Tensor):
                 return fact.why(where, f"returned by `{func.value}()`")
-            return fact
+            if fact is not None:
+                return fact
+        model = self.models(node) if self.models is not None else None
+        if model is not None:
+            return model
         if isinstance(func, cst.Attribute):
             recv = self.fact(func.value, state)
             method = func.attr.value
@@ -262,7 +348,8 @@ class Inference:
                 return self._tensor_method(recv, method, node, state, where)
             if isinstance(recv, Module):
                 if method in ("parameters", "named_parameters"):
-                    return Params(sparse_grads=recv.sparse_grads, named=method == "named_parameters", evidence=recv.evidence)
+                    return Params(flags=recv.flags, named=method == "named_parameters", parts=recv.parts,
+                                  evidence=recv.evidence)
                 if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
                     return recv
         if isinstance(func, cst.Name) or isinstance(func, cst.Attribute):
@@ -320,11 +407,21 @@ class Inference:
             sparse = literal(arg(node, None, "sparse"))
             mode = literal(arg(node, None, "mode"))
             kind = api.EMBEDDINGS[q]
-            sparse_grads = "all" if sparse is True else "none" if sparse in (False,) or arg(node, None, "sparse") is None else None
-            m = Module(kind=kind, sparse_grads=sparse_grads, mode=mode if isinstance(mode, str) else None)
-            if sparse_grads == "all":
+            flags = SPARSE if sparse is True else DENSE if arg(node, None, "sparse") is None or sparse is False else UNKNOWN
+            m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
+            if flags is SPARSE:
                 m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
             return m
+        if q.startswith("torch.nn.") and q.count(".") == 2 and q.split(".")[-1][:1].isupper() and q not in api.CONTAINERS:
+            return Module(kind=q.split(".")[-1], flags=DENSE, parts=api.dense_layer_parts(q))
+        if q in api.CHAINS:
+            out = None
+            for a in node.args:
+                f = self.fact(a.value, state)
+                if not isinstance(f, Params):
+                    return None
+                out = f if out is None else union_params(out, f)
+            return out
         if q.startswith(api.OPTIMIZER_PREFIX) and q.count(".") == 2 and q.split(".")[-1][:1].isupper():
             params = arg(node, 0, "params")
             pf = self.fact(params, state) if params is not None else None
@@ -402,8 +499,13 @@ class Inference:
         value = getattr(stmt, "value", None)
         value_fact = self.fact(value, state) if isinstance(value, cst.BaseExpression) else None
         out = state.copy()
-        for call in _calls_in(stmt):
-            self._call_effect(call, out)
+        for node in _calls_in(stmt):
+            if isinstance(node, cst.Call):
+                self._call_effect(node, out)
+            else:
+                # `p @ x` / `x @ p`: a sparse parameter in a dense product gets a dense grad
+                self._sparse_operand_effect("@", node.left, node.right, out, node)
+                self._sparse_operand_effect("@", node.right, node.left, out, node)
         if isinstance(stmt, cst.Assign):
             for target in stmt.targets:
                 self._bind(target.target, value_fact, out, value)
@@ -416,6 +518,34 @@ class Inference:
                 p = dotted(el)
                 if p:
                     out.bind(p, None)
+        return out
+
+    def refine(self, test: cst.BaseExpression, state: State, truth: bool) -> State:
+        """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.refine(test.expression, state, not truth)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and truth:
+            return self.refine(test.right, self.refine(test.left, state, True), True)
+        sparse, subject = None, None
+        if isinstance(test, cst.Attribute) and test.attr.value == "is_sparse":
+            subject, sparse = test.value, truth
+        elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+              and isinstance(test.left, cst.Attribute) and test.left.attr.value == "layout"):
+            op = test.comparisons[0].operator
+            layout = api.LAYOUT_NAMES.get(self.names.qualify(test.comparisons[0].comparator) or "")
+            if layout is not None and isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+                equal = isinstance(op, (cst.Equal, cst.Is)) == truth
+                subject = test.left.value
+                sparse = (layout != "strided") if equal else (True if layout == "strided" else None)
+        path = dotted(subject) if subject is not None else None
+        if path is None or sparse is None:
+            return state
+        old = self.tensor(subject, state) or Tensor()
+        if sparse and old.is_sparse:
+            return state
+        out = state.copy()
+        new = replace(old, layout="sparse" if sparse else "strided", coalesced=None if sparse else old.coalesced)
+        out.env[path] = new if not sparse or old.layout is None else old
         return out
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: State) -> State:
@@ -517,6 +647,8 @@ class Inference:
                 self._inplace_update(func.value, True, call, state)
             elif method == "to_dense":
                 self._sparse_operand_effect("to_dense", func.value, None, state, where)
+            elif method == "sum" and not call.args:
+                self._sparse_operand_effect("sum", func.value, None, state, where)
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             for p in recv.params.paths:
                 t = state.env.get(p)
@@ -529,7 +661,11 @@ class Inference:
         at = state.env.get(ap) if ap else None
         if not isinstance(at, Tensor) or not at.is_sparse:
             return
-        if at.grad == LEAF and at.is_coo:
+        if at.grad == LEAF and q in api.DENSE_GRAD_PRODUCTS:
+            state.env[ap] = replace(at, grad_layout="strided", grad_coalesced=None).why(
+                where, f"`{q.split('.')[-1]}` gives a sparse parameter a dense (strided) grad")
+            at = state.env[ap]
+        elif at.grad == LEAF and at.is_coo:
             coalesced = False if q == "to_dense" else api.GRAD_COALESCED_BY.get(q, False)
             if at.grad_layout == "coo" and at.grad_coalesced is False:
                 coalesced = False
@@ -541,16 +677,16 @@ class Inference:
             state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
 
 
-def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
-    """Calls in evaluation order (inner first), not entering lambdas or comprehensions."""
-    out: list[cst.Call] = []
+def _calls_in(node: cst.CSTNode) -> list:
+    """Calls and matrix products in evaluation order (inner first), not entering lambdas."""
+    out: list = []
 
     def walk(n: cst.CSTNode) -> None:
         if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             return
         for child in children(n):
             walk(child)
-        if isinstance(n, cst.Call):
+        if isinstance(n, cst.Call) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply)):
             out.append(n)
 
     try:
@@ -576,3 +712,79 @@ def _del_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [el.value for el in target.elements]
     return [target]
+
+
+def _parameter_of(flags: Flags, evidence) -> Tensor:
+    """The one parameter tensor of a module part (an embedding's weight, an `nn.Parameter`)."""
+    grad_layout = "coo" if flags.has_sparse is True and flags.has_dense is False else (
+        "strided" if flags.has_sparse is False and flags.has_dense is True else None)
+    layout = "strided" if flags.sparse_param is False else None
+    return Tensor(layout=layout, grad=LEAF, parameter=True, grad_layout=grad_layout,
+                  grad_coalesced=False if grad_layout == "coo" else None, evidence=evidence)
+
+
+def _params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
+    if t.grad_layout == "coo":
+        flags = SPARSE
+    elif t.grad_layout == "strided":
+        flags = DENSE
+    else:
+        flags = Flags(None, None, None)
+    if t.is_sparse:
+        flags = Flags(flags.has_sparse, flags.has_dense, True)
+    elif t.layout == "strided":
+        flags = Flags(flags.has_sparse, flags.has_dense, False)
+        if t.grad_layout is None and t.parameter:
+            flags = Flags(None, None, False)
+    return Params(flags=flags, paths=(path,) if path else (), parts=None, evidence=t.evidence)
+
+
+def _subset(p: Params) -> Params:
+    """Some unknown part of a collection: what it lacks, it still lacks."""
+    f = p.flags
+    return Params(flags=Flags(False if f.has_sparse is False else None, False if f.has_dense is False else None,
+                              False if f.sparse_param is False else None), evidence=p.evidence)
+
+
+def _filters_on_requires_grad(fn: cst.BaseExpression) -> bool:
+    return (isinstance(fn, cst.Lambda) and isinstance(fn.body, cst.Attribute)
+            and fn.body.attr.value == "requires_grad")
+
+
+def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str):
+    """What a comprehension filter keeps: ("name", predicate) on parameter names,
+    ("grad-sparse", bool), ("requires-grad", True), or None when it cannot be read."""
+    negate = False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negate, test = True, test.expression
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        # `p.grad is not None and p.grad.is_sparse`: the None check keeps every parameter
+        left = test.left
+        if isinstance(left, cst.Comparison) and dotted(left.left) == f"{param_var}.grad" and not negate:
+            return _filter(test.right, name_var, param_var)
+        return None
+    d = dotted(test)
+    if d in (f"{param_var}.grad.is_sparse",):
+        return ("grad-sparse", not negate)
+    if d == f"{param_var}.requires_grad" and not negate:
+        return ("requires-grad", True)
+    if name_var is None:
+        return None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        right = test.comparisons[0].comparator
+        lit = literal(test.left)
+        if isinstance(lit, str) and dotted(right) == name_var and isinstance(op, (cst.In, cst.NotIn)):
+            keep_in = isinstance(op, cst.In) != negate
+            return ("name", lambda n, s=lit, k=keep_in: (s in n) == k)
+        rlit = literal(right)
+        if dotted(test.left) == name_var and isinstance(rlit, str) and isinstance(op, (cst.Equal, cst.NotEqual)):
+            eq = isinstance(op, cst.Equal) != negate
+            return ("name", lambda n, s=rlit, k=eq: (n == s) == k)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and dotted(test.func.value) == name_var:
+        method = test.func.attr.value
+        if method in ("startswith", "endswith") and len(test.args) == 1:
+            lit = literal(test.args[0].value)
+            if isinstance(lit, str):
+                return ("name", lambda n, s=lit, m=method, k=not negate: getattr(n, m)(s) == k)
+    return None

@@ -55,6 +55,8 @@ def _summarise(stmt: ast.stmt) -> _Summary:
             s.words.add(f"{n.arg} = {n.value.value!r}")
         elif isinstance(n, _DEFS):
             s.words.add(n.name)
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            s.words.add(n.module)
         elif isinstance(n, ast.alias):
             s.words.add(n.name)
             local = (n.asname or n.name).split(".")[0]

@@ -36,6 +36,10 @@ class Expectation:
     message: str = ""
 
 
+def has_expectation(source: str) -> bool:
+    return _HEADER.search(source) is not None
+
+
 def expectation(source: str) -> Expectation:
     m = _HEADER.search(source)
     if m is None:

@@ -47,7 +47,13 @@ PRODUCTS = {
     "torch.spmm": (0, 1),
     "torch.smm": (0, 1),
     "torch.hspmm": (0, 1),
+    "torch.mv": (0, 1),
+    "torch.addmm": (1, 2),
+    "torch.nn.functional.linear": (1, 0),
 }
+# Products with a sparse parameter whose backward gives it a dense (strided) grad.
+DENSE_GRAD_PRODUCTS = frozenset({"torch.mm", "torch.matmul", "torch.mv", "torch.addmm",
+                                 "torch.nn.functional.linear", "@", "sum"})
 # Functions of a sparse leaf whose backward gives it an uncoalesced (False) or coalesced (True) grad.
 GRAD_COALESCED_BY = {
     "torch.sparse.mm": False,
@@ -114,3 +120,55 @@ SPARSE_SOURCE_TOKENS = tuple(sorted(
     | {"sparse=True", "sparse = True"}  # nn.Embedding / EmbeddingBag / F.embedding
 ))
 assert all(m.startswith("to_sparse") for m in CONVERSIONS)
+
+CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
+# `itertools.chain(a, b)` and friends join parameter collections.
+CHAINS = frozenset({"itertools.chain"})
+
+
+def dense_layer_parts(qualified: str):
+    """Parameter names of a standard layer, where they are the usual two."""
+    if qualified.split(".")[-1] in ("Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d",
+                                    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"):
+        from .models import DENSE
+        return (("weight", DENSE), ("bias", DENSE))
+    return None
+
+# Optimizers and what they do with sparse gradients. The name in the message is the one
+# torch prints (AdamW reports itself as Adam).
+REJECTS_SPARSE_GRADS = {
+    "Adam": "Adam", "AdamW": "Adam", "RMSprop": "RMSprop", "Adadelta": "Adadelta",
+    "Adamax": "Adamax", "NAdam": "NAdam", "RAdam": "RAdam", "ASGD": "ASGD", "Rprop": "Rprop",
+    "Adafactor": "Adafactor",
+}
+WEIGHT_DECAY_WITH_SPARSE = {
+    "SGD": "RuntimeError: add(sparse, dense) is not supported. Use add(dense, sparse) instead.",
+    "Adagrad": "RuntimeError: weight_decay option is not compatible with sparse gradients",
+}
+# Optimizers over a sparse parameter tensor, and how they fail (SGD works).
+SPARSE_PARAMETER_ERRORS = {
+    "SparseAdam": ("construct", "ValueError: Sparse params at indices [...]: SparseAdam requires dense parameter tensors"),
+    "Adagrad": ("construct", "RuntimeError: memory format option is only supported by strided tensors"),
+    **{name: ("step", f"RuntimeError: {msg} does not support sparse gradients") for name, msg in REJECTS_SPARSE_GRADS.items()},
+}
+CLIP_FUNCTIONS = {
+    "torch.nn.utils.clip_grad_norm_": "aten::linalg_vector_norm",
+    "torch.nn.utils.clip_grad_norm": "aten::linalg_vector_norm",
+    "torch.nn.utils.clip_grad_value_": "aten::clamp_min_",
+    "torch.nn.utils.get_total_norm": "aten::linalg_vector_norm",
+    "torch.nn.utils.clip_grads_with_norm_": "aten::linalg_vector_norm",
+}
+# Ops with no kernel for a sparse COO tensor: method or function name -> the aten op named
+# in the NotImplementedError.
+NO_SPARSE_KERNEL = {
+    "clamp": "aten::clamp", "clamp_": "aten::clamp_", "clip": "aten::clamp", "clip_": "aten::clamp_",
+    "clamp_min": "aten::clamp_min", "clamp_min_": "aten::clamp_min_", "clamp_max": "aten::clamp_max",
+    "clamp_max_": "aten::clamp_max_", "max": "aten::max", "min": "aten::min",
+    "masked_fill": "aten::masked_fill", "masked_fill_": "aten::masked_fill_",
+    "isfinite": "aten::ne.Scalar", "isnan": "aten::isnan", "isinf": "aten::isinf",
+}
+COMPARISON_KERNELS = {"GreaterThan": "aten::gt.Scalar", "LessThan": "aten::lt.Scalar",
+                      "GreaterThanEqual": "aten::ge.Scalar", "LessThanEqual": "aten::le.Scalar",
+                      "Equal": "aten::eq.Scalar", "NotEqual": "aten::ne.Scalar"}
+OPTIMIZER_TOKENS = ("torch.optim", "optim.")
+CLIP_TOKENS = ("clip_grad", "get_total_norm")

@@ -14,8 +14,11 @@ import libcst as cst
 
 from . import torchapi as api
 from .context import Context, Scope
-from .facts import Fact, Tensor, join
-from .inference import Inference, State, join_states
+from .diagnostics import Evidence
+from .facts import Fact, Module, Tensor, join
+from .models import project_index
+from .inference import _UNKNOWN as UNKNOWN_LITERAL
+from .inference import Inference, State, join_states, literal
 from .names import Names, dotted
 from .syntax import assigned_names, backward_calls_in_block, parameters_of
 from .tree import children
@@ -43,7 +46,7 @@ class Walker:
         for st in body:
             if isinstance(st, cst.FunctionDef):
                 self.functions[st.name.value] = st
-        inference = Inference(self.ctx.names, self.summary)
+        inference = Inference(self.ctx.names, self.summary, models=self.model_of)
         scope = Scope(self.module, backward_calls_in_block(body))
         final = self.scope(body, State(), inference, scope)
         stable = self._stable_globals(body, final)
@@ -84,7 +87,7 @@ class Walker:
         params = parameters_of(node)
         locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
         names = self.ctx.names.without(locals_)
-        inference = Inference(names, self.summary, outer, locals_)
+        inference = Inference(names, self.summary, outer, locals_, models=self.model_of)
         inference.grad_enabled = self._decorated_grad_mode(node, names)
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         scope = Scope(node, backward_calls_in_block(body))
@@ -120,6 +123,31 @@ class Walker:
         finally:
             self._summarising.discard(name)
         return self.summaries.setdefault(name, None)
+
+    def model_of(self, call: cst.Call) -> Optional[Module]:
+        """An instance of a model class of this project, built by this call."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        index = project_index()
+        qualname = index.resolve_name(call.func.value, self.ctx.path, self.ctx.source)
+        if qualname is None:
+            return None
+        args = {}
+        for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
+            value = literal(a.value)
+            if value is not UNKNOWN_LITERAL:
+                args[i] = value
+        for a in call.args:
+            if a.keyword is not None:
+                value = literal(a.value)
+                if value is not UNKNOWN_LITERAL:
+                    args[a.keyword.value] = value
+        info = index.instantiate(qualname, self.ctx.path, args, text=self.ctx.source)
+        if info is None:
+            return None
+        self.ctx.dependencies.update(info.files)
+        return Module(kind=call.func.value, flags=info.flags, parts=info.parts,
+                      evidence=(Evidence.at(call, f"an instance of {info.evidence}"),))
 
     def _decorated_grad_mode(self, node: cst.FunctionDef, names: Names) -> bool:
         for deco in node.decorators:
@@ -162,13 +190,14 @@ class Walker:
             return state
         if isinstance(node, cst.If):
             self.header(node, [node.test], state)
-            a = self.block(node.body.body, state.copy())
+            a = self.block(node.body.body, inf.refine(node.test, state, True))
+            otherwise = inf.refine(node.test, state, False)
             if node.orelse is None:
-                b = state
+                b = otherwise
             elif isinstance(node.orelse, cst.If):
-                b = self.statement(node.orelse, state.copy())
+                b = self.statement(node.orelse, otherwise)
             else:
-                b = self.block(node.orelse.body.body, state.copy())
+                b = self.block(node.orelse.body.body, otherwise)
             return join_states(a, b)
         if isinstance(node, cst.For):
             self.ctx.statement = self.ctx.line_node = node

@@ -25,9 +25,11 @@ def cli():
 
 
 def all_fixtures():
+    """Every fixture file, relative to fixtures/ (projects/ holds multi-file fixtures whose
+    support modules have no `# expect-...` header and are linted but not run)."""
     out = []
-    for group in sorted(os.listdir(FIXTURES)):
-        folder = os.path.join(FIXTURES, group)
-        if os.path.isdir(folder):
-            out.extend(os.path.join(group, f) for f in sorted(os.listdir(folder)) if f.endswith(".py"))
+    for root, dirs, files in os.walk(FIXTURES):
+        dirs.sort()
+        out.extend(os.path.relpath(os.path.join(root, f), FIXTURES) for f in sorted(files) if f.endswith(".py"))
     return out
+

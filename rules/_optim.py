@@ -1,0 +1,52 @@
+"""Reading an optimizer construction: its class and the parameters it gets, group by group."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from sparselint.facts import Params, Tensor
+from sparselint.inference import arg, literal
+from sparselint.models import Flags
+
+
+def optimizer_call(node: cst.Call, ctx) -> Optional[str]:
+    """The class name of `torch.optim.X(...)`, else None."""
+    q = ctx.qualname(node.func)
+    if q is None or not q.startswith("torch.optim.") or q.count(".") != 2:
+        return None
+    name = q.split(".")[-1]
+    return name if name[:1].isupper() and name != "Optimizer" else None
+
+
+def params_of(node: cst.Call, ctx) -> Optional[Params]:
+    expr = arg(node, 0, "params")
+    if expr is None:
+        return None
+    fact = ctx.fact(expr)
+    if isinstance(fact, Tensor) and fact.parameter:
+        from sparselint.inference import _params_of_tensor
+        return _params_of_tensor(fact, None)
+    return fact if isinstance(fact, Params) else None
+
+
+def groups(params: Params, default_decay) -> list[tuple[Params, object]]:
+    """(params, effective weight decay) per param group."""
+    if params.groups is None:
+        return [(params, default_decay)]
+    return [(p, default_decay if decay is None else decay) for p, decay in params.groups]
+
+
+def default_weight_decay(node: cst.Call, ctx, position: int):
+    expr = arg(node, position, "weight_decay")
+    return 0 if expr is None else literal(expr)
+
+
+def positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def describe(flags: Flags) -> str:
+    if flags.has_sparse and flags.has_dense:
+        return "some of these parameters get sparse gradients"
+    return "these parameters get sparse gradients"

@@ -1,0 +1,79 @@
+"""
+## What it does
+Checks for an optimizer that rejects sparse gradients (`Adam`, `AdamW`, `RMSprop`,
+`Adadelta`, `Adamax`, `NAdam`, `RAdam`, `ASGD`, `Rprop`, `Adafactor`) built over parameters
+that get sparse gradients: the weight of an `nn.Embedding(sparse=True)` or
+`nn.EmbeddingBag(sparse=True)`, a model that owns one (also through `nn.ModuleList`,
+`nn.Sequential`, `nn.ModuleDict`, subclassing, or a model class defined in another module of
+the project), or a parameter used with `F.embedding(..., sparse=True)`.
+
+## Why is this bad?
+The first `optimizer.step()` raises `RuntimeError: Adam does not support sparse gradients,
+please consider SparseAdam instead` (`<Name> does not support sparse gradients`), after the
+data pipeline has loaded and the first forward and backward have run. The cause is the
+line that built the optimizer.
+
+## Example
+```python
+model = Recommender()  # owns nn.Embedding(..., sparse=True)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+```
+
+## Use instead
+```python
+sparse_params = list(model.emb.parameters())
+dense_params = [p for n, p in model.named_parameters() if not n.startswith("emb.")]
+opt_sparse = torch.optim.SparseAdam(sparse_params, lr=1e-3)
+opt_dense = torch.optim.Adam(dense_params, lr=1e-3)
+```
+(or `sparse=False` on the embedding, or SGD / Adagrad, which accept sparse gradients).
+
+## Fix safety
+No fix: splitting the parameters and stepping two optimizers changes the training loop.
+
+## References
+- hazards 19, 20
+- https://pytorch.org/docs/stable/generated/torch.optim.SparseAdam.html
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint import torchapi as api
+from sparselint.rule import Rule
+
+from ._optim import describe, optimizer_call, params_of
+
+
+class OptimizerRejectsSparseGrads(Rule):
+    code = "SPL401"
+    name = "optimizer-rejects-sparse-grads"
+    error = "RuntimeError: Adam does not support sparse gradients, please consider SparseAdam instead"
+    when = "step"
+    hazards = ("19", "20")
+    prefilter = api.OPTIMIZER_TOKENS
+    valid = (
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "opt = torch.optim.SparseAdam(emb.parameters())\n",
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3)\nopt = torch.optim.Adam(emb.parameters())\n",
+        "import torch\nopt = torch.optim.Adam(model.parameters())\n",
+    )
+    invalid = (
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "opt = torch.optim.Adam(emb.parameters())  # SPL401\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = optimizer_call(node, ctx)
+        if name not in api.REJECTS_SPARSE_GRADS:
+            return
+        params = params_of(node, ctx)
+        if params is None or params.flags.has_sparse is not True:
+            return
+        shown = api.REJECTS_SPARSE_GRADS[name]
+        ctx.report(self, node,
+                   f"`{name}` over parameters with sparse gradients: `optimizer.step()` raises "
+                   f"`RuntimeError: {shown} does not support sparse gradients` ({describe(params.flags)})",
+                   evidence=params.evidence,
+                   suggestion="give the sparse-gradient parameters to `torch.optim.SparseAdam` (or SGD/Adagrad) "
+                              f"and the rest to `{name}`")

@@ -1,0 +1,65 @@
+"""
+## What it does
+Checks for `torch.optim.SparseAdam` built over parameters of which some are known to get
+dense gradients: `SparseAdam(model.parameters())` for a model with an `nn.Linear` beside
+its sparse embedding, `SparseAdam(list(emb.parameters()) + list(head.parameters()))`.
+
+## Why is this bad?
+Construction succeeds; the first `optimizer.step()` raises `RuntimeError: SparseAdam does not
+support dense gradients, please consider Adam instead`.
+
+## Example
+```python
+opt = torch.optim.SparseAdam(model.parameters(), lr=1e-3)
+```
+
+## Use instead
+```python
+opt_sparse = torch.optim.SparseAdam(model.emb.parameters(), lr=1e-3)
+opt_dense = torch.optim.Adam(model.head.parameters(), lr=1e-3)
+```
+
+## Fix safety
+No fix: the training loop has to step both optimizers.
+
+## References
+- hazard 23
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint import torchapi as api
+from sparselint.rule import Rule
+
+from ._optim import optimizer_call, params_of
+
+
+class SparseAdamWithDenseGrads(Rule):
+    code = "SPL403"
+    name = "sparseadam-with-dense-grads"
+    error = "RuntimeError: SparseAdam does not support dense gradients, please consider Adam instead"
+    when = "step"
+    hazards = ("23",)
+    prefilter = api.OPTIMIZER_TOKENS
+    valid = (
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "opt = torch.optim.SparseAdam(emb.parameters())\n",
+        "import torch\nopt = torch.optim.SparseAdam(model.parameters())\n",
+    )
+    invalid = (
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\nhead = nn.Linear(3, 1)\n"
+        "opt = torch.optim.SparseAdam(list(emb.parameters()) + list(head.parameters()))  # SPL403\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if optimizer_call(node, ctx) != "SparseAdam":
+            return
+        params = params_of(node, ctx)
+        if params is None or params.flags.has_dense is not True:
+            return
+        ctx.report(self, node,
+                   "`SparseAdam` over parameters that get dense gradients: `optimizer.step()` raises "
+                   "`RuntimeError: SparseAdam does not support dense gradients`",
+                   evidence=params.evidence,
+                   suggestion="give only the sparse-gradient parameters (embeddings) to SparseAdam, the rest to Adam")

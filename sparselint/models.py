@@ -1,0 +1,447 @@
+"""Model-level facts: which `nn.Module` classes own parameters with sparse gradients.
+
+Classes are summarised from Python's `ast` (the fast C parser), on demand and once per file
+per process: a class is looked up only when code instantiates it, in the file being checked
+or in a project module it imports (`from .model import Recommender`). Files are found on
+disk next to the importer, so a run over one changed file (a pre-commit hook) still sees the
+model defined elsewhere. Every file consulted is recorded, so a result cache can include it
+in its key.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Optional
+
+# torch.nn classes whose parameters get sparse gradients when built with sparse=True.
+SPARSE_CAPABLE = {"torch.nn.Embedding", "torch.nn.EmbeddingBag",
+                  "torch.nn.modules.sparse.Embedding", "torch.nn.modules.sparse.EmbeddingBag"}
+CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
+MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+FUNCTIONAL_EMBEDDING = {"torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"}
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Flags:
+    """Whether a set of parameters holds some with sparse grads, some with dense grads, and
+    some sparse parameter tensors. Each is True, False or None (unknown)."""
+
+    has_sparse: Optional[bool] = None
+    has_dense: Optional[bool] = None
+    sparse_param: Optional[bool] = False
+
+    def union(self, other: "Flags") -> "Flags":
+        return Flags(_or(self.has_sparse, other.has_sparse), _or(self.has_dense, other.has_dense),
+                     _or(self.sparse_param, other.sparse_param))
+
+
+def _or(a, b):
+    if a is True or b is True:
+        return True
+    if a is False and b is False:
+        return False
+    return None
+
+
+NONE = Flags(False, False, False)
+DENSE = Flags(False, True, False)
+SPARSE = Flags(True, False, False)
+UNKNOWN = Flags(None, None, None)
+
+
+@dataclass
+class ModelInfo:
+    """What an instance of a class is made of, resolved for one set of constructor arguments."""
+
+    qualname: str
+    flags: Flags
+    # parameter-name prefix -> flags of the parameters under it (None: the names are unknown)
+    parts: Optional[tuple[tuple[str, Flags], ...]]
+    evidence: str
+    line: int = 0
+    files: tuple[str, ...] = ()
+
+
+@dataclass
+class _Class:
+    name: str
+    path: str
+    node: ast.ClassDef
+    imports: dict[str, str]
+    module: str
+
+
+class ProjectIndex:
+    """Class summaries for the files of one project, parsed lazily and cached."""
+
+    def __init__(self):
+        self._files: dict[tuple, Optional[tuple[ast.Module, dict[str, str], str]]] = {}
+        self.consulted: set[str] = set()
+
+    # -- files and imports -------------------------------------------------------------
+
+    def _load(self, path: str, text: Optional[str] = None):
+        path = os.path.abspath(path)
+        try:
+            if text is not None:
+                key = (path, hash(text))
+            else:
+                st = os.stat(path)
+                key = (path, st.st_mtime_ns, st.st_size)
+        except OSError:
+            return None
+        if key not in self._files:
+            try:
+                if text is None:
+                    with open(path, "rb") as fh:
+                        text = fh.read().decode("utf-8", "replace")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tree = ast.parse(text)
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                self._files[key] = None
+                return None
+            self._files[key] = (tree, _imports(tree, path), _module_name(path))
+        return self._files[key]
+
+    def _find_module(self, module: str, importer: str) -> Optional[str]:
+        """The file of a project module, searched upwards from the importing file."""
+        rel = module.replace(".", os.sep)
+        here = os.path.dirname(os.path.abspath(importer))
+        for _ in range(6):
+            for cand in (os.path.join(here, rel + ".py"), os.path.join(here, rel, "__init__.py")):
+                if os.path.isfile(cand):
+                    return cand
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+        return None
+
+    def _class(self, qualname: str, importer: str, importer_text: Optional[str] = None) -> Optional[_Class]:
+        """A class by `<file>::<Name>` (same file) or by dotted project path."""
+        if "::" in qualname:
+            path, name = qualname.split("::", 1)
+            loaded = self._load(path, importer_text if os.path.abspath(path) == os.path.abspath(importer) else None)
+        else:
+            module, _, name = qualname.rpartition(".")
+            path = self._find_module(module, importer) if module else None
+            loaded = self._load(path) if path else None
+        if loaded is None:
+            return None
+        tree, imports, modname = loaded
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                self.consulted.add(os.path.abspath(path))
+                return _Class(name, path, node, imports, modname)
+        # a re-export: `from .model import Recommender` in a package __init__
+        target = imports.get(name)
+        if target and target != qualname and not target.startswith("torch"):
+            return self._class(target, path)
+        return None
+
+    def resolve_name(self, local: str, path: str, text: Optional[str] = None) -> Optional[str]:
+        """The qualified name of a class name used in a file, if it is a project class."""
+        loaded = self._load(path, text)
+        if loaded is None:
+            return None
+        tree, imports, _ = loaded
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == local:
+                return f"{os.path.abspath(path)}::{local}"
+        target = imports.get(local)
+        if target and not target.startswith("torch"):
+            return target
+        return None
+
+    # -- instances ---------------------------------------------------------------------
+
+    def instantiate(self, qualname: str, importer: str, args: dict, text: Optional[str] = None,
+                    depth: int = 0) -> Optional[ModelInfo]:
+        """The parameters of `Class(**args)`; args maps parameter names to literal values."""
+        if depth > MAX_DEPTH:
+            return None
+        cls = self._class(qualname, importer, text)
+        if cls is None:
+            return None
+        is_module, parts_list, evidence = False, [], []
+        flags = NONE
+        known = True
+        for base in cls.node.bases:
+            bq = _qualify(base, cls.imports, cls.path)
+            if bq in MODULE_BASES:
+                is_module = True
+                continue
+            if bq is None:
+                known = False
+                continue
+            sub = self.instantiate(bq, cls.path, args, depth=depth + 1)
+            if sub is None:
+                known = False
+                continue
+            is_module = True
+            flags = flags.union(sub.flags)
+            if sub.parts is None:
+                known = False
+            else:
+                parts_list.extend(sub.parts)
+            if sub.evidence:
+                evidence.append(sub.evidence)
+        if not is_module:
+            return None
+        init = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        env = _bind_params(init, args) if init is not None else {}
+        functional = _functional_sparse(cls)
+        for attr, value, line in _self_assignments(init):
+            child = self._child(value, cls, env, depth, line)
+            if child is None:
+                continue
+            child_flags, child_parts, child_ev = child
+            if attr in functional:
+                child_flags, child_ev = SPARSE, f"`F.embedding(..., sparse=True)` on `self.{attr}` (line {functional[attr]})"
+                child_parts = ()
+            flags = flags.union(child_flags)
+            if child_parts is None:
+                known = False
+            elif child_parts == ():
+                parts_list.append((attr, child_flags))  # the attribute is itself a parameter
+            else:
+                parts_list.extend((f"{attr}.{p}", f) for p, f in child_parts)
+            if child_ev and child_flags.has_sparse:
+                evidence.append(f"`self.{attr}`: {child_ev}")
+        if not known:
+            flags = Flags(flags.has_sparse if flags.has_sparse else None,
+                          flags.has_dense if flags.has_dense else None,
+                          flags.sparse_param if flags.sparse_param else None)
+        where = os.path.basename(cls.path)
+        text_ev = f"`{cls.name}` ({where}:{cls.node.lineno})" + (": " + "; ".join(evidence) if evidence else "")
+        return ModelInfo(qualname, flags, tuple(parts_list) if known else None, text_ev, cls.node.lineno,
+                         tuple(sorted(self.consulted)))
+
+    def _child(self, value: ast.expr, cls: _Class, env: dict, depth: int, line: int):
+        """(flags, parts, evidence) of one `self.x = <value>`, or None when it owns no parameters."""
+        if not isinstance(value, ast.Call):
+            return None
+        q = _qualify(value.func, cls.imports, cls.path)
+        if q is None:
+            return UNKNOWN, None, ""
+        if q in SPARSE_CAPABLE or q.endswith(("Embedding.from_pretrained", "EmbeddingBag.from_pretrained")):
+            sparse = _kwarg(value, "sparse", env)
+            name = q.split(".")[-1] if "from_pretrained" not in q else q.split(".")[-2]
+            if sparse is True:
+                return SPARSE, (("weight", SPARSE),), f"`nn.{name}(..., sparse=True)` (line {line})"
+            if sparse is False:
+                return DENSE, (("weight", DENSE),), ""
+            return UNKNOWN, None, ""
+        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return DENSE if not _mentions_sparse(value) else Flags(None, None, True), (), ""
+        if q in CONTAINERS:
+            total, parts, evs = NONE, [], []
+            for i, item in enumerate(_container_items(value)):
+                sub = self._child(item, cls, env, depth, line)
+                if sub is None:
+                    continue
+                total = total.union(sub[0])
+                if sub[1] is None:
+                    parts = None
+                elif parts is not None:
+                    parts.extend((f"{i}.{p}", f) for p, f in sub[1]) if sub[1] else parts.append((str(i), sub[0]))
+                if sub[2]:
+                    evs.append(sub[2])
+            return total, (tuple(parts) if parts is not None else None), "; ".join(evs)
+        if q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper():
+            from .torchapi import dense_layer_parts
+            return DENSE, dense_layer_parts(q), ""
+        if q.startswith("torch."):
+            return None
+        args = {k: v for k, v in _literal_kwargs(value, env).items()}
+        info = self.instantiate(q, cls.path, args, depth=depth + 1)
+        if info is None:
+            return UNKNOWN, None, ""
+        return info.flags, info.parts, info.evidence
+
+
+def _module_name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _imports(tree: ast.Module, path: str) -> dict[str, str]:
+    """Local name -> qualified name, with relative imports made absolute from the file's folder."""
+    out: dict[str, str] = {}
+    package_dir = os.path.dirname(os.path.abspath(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    out[a.asname] = a.name
+                else:
+                    out[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_dir = package_dir
+                for _ in range(node.level - 1):
+                    base_dir = os.path.dirname(base_dir)
+                module = node.module or ""
+                prefix = "@" + base_dir + ("/" + module.replace(".", "/") if module else "")
+                for a in node.names:
+                    out[a.asname or a.name] = f"{prefix}:{a.name}"
+            elif node.module:
+                for a in node.names:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def _qualify(expr: ast.expr, imports: dict[str, str], path: str) -> Optional[str]:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    head = expr.id
+    target = imports.get(head)
+    if target is None:
+        # a class of the same file
+        return f"{os.path.abspath(path)}::{head}" if not parts else None
+    if target.startswith("@"):
+        folder, _, name = target[1:].partition(":")
+        rel_parts = [name, *reversed(parts)]
+        # `from .model import Recommender` -> <folder>/model.py::Recommender
+        module_file = folder + ".py"
+        if os.path.isfile(module_file):
+            return f"{module_file}::{'.'.join(rel_parts)}" if len(rel_parts) == 1 else None
+        pkg_init = os.path.join(folder, "__init__.py")
+        if os.path.isfile(pkg_init) and len(rel_parts) == 1:
+            return f"{pkg_init}::{name}"
+        sub = os.path.join(folder, name + ".py")
+        if os.path.isfile(sub) and len(rel_parts) == 2:
+            return f"{sub}::{rel_parts[1]}"
+        return None
+    full = ".".join([target, *reversed(parts)])
+    return {
+        "torch.nn.modules.sparse.Embedding": "torch.nn.Embedding",
+        "torch.nn.modules.sparse.EmbeddingBag": "torch.nn.EmbeddingBag",
+    }.get(full, full)
+
+
+def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
+    env = {}
+    a = init.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for p, d in zip(positional, defaults):
+        env[p.arg] = _literal(d) if d is not None else _NO
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        env[p.arg] = _literal(d) if d is not None else _NO
+    for k, v in args.items():
+        if isinstance(k, int):
+            names = [p.arg for p in positional][1:]  # skip self
+            if k < len(names):
+                env[names[k]] = v
+        else:
+            env[k] = v
+    return env
+
+
+_NO = object()
+
+
+def _literal(node):
+    if isinstance(node, ast.Constant):
+        return node.value
+    return _NO
+
+
+def _kwarg(call: ast.Call, name: str, env: dict):
+    for kw in call.keywords:
+        if kw.arg == name:
+            if isinstance(kw.value, ast.Constant):
+                return kw.value.value
+            if isinstance(kw.value, ast.Name):
+                v = env.get(kw.value.id, _NO)
+                return None if v is _NO else v
+            return None
+    return False if name == "sparse" else None
+
+
+def _literal_kwargs(call: ast.Call, env: dict) -> dict:
+    out = {}
+    for i, a in enumerate(call.args):
+        v = _literal(a)
+        if v is _NO and isinstance(a, ast.Name):
+            v = env.get(a.id, _NO)
+        if v is not _NO:
+            out[i] = v
+    for kw in call.keywords:
+        if kw.arg is None:
+            continue
+        v = _literal(kw.value)
+        if v is _NO and isinstance(kw.value, ast.Name):
+            v = env.get(kw.value.id, _NO)
+        if v is not _NO:
+            out[kw.arg] = v
+    return out
+
+
+def _self_assignments(init: Optional[ast.FunctionDef]):
+    if init is None:
+        return
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    yield t.attr, node.value, node.lineno
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            t = node.target
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                yield t.attr, node.value, node.lineno
+
+
+def _functional_sparse(cls: _Class) -> dict[str, int]:
+    """Attributes used as the weight of `F.embedding(..., sparse=True)` in any method."""
+    out = {}
+    for node in ast.walk(cls.node):
+        if isinstance(node, ast.Call) and _qualify(node.func, cls.imports, cls.path) in FUNCTIONAL_EMBEDDING:
+            if any(kw.arg == "sparse" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+                   for kw in node.keywords):
+                weight = node.args[1] if len(node.args) > 1 else next(
+                    (kw.value for kw in node.keywords if kw.arg == "weight"), None)
+                if isinstance(weight, ast.Attribute) and isinstance(weight.value, ast.Name) and weight.value.id == "self":
+                    out[weight.attr] = node.lineno
+    return out
+
+
+def _container_items(call: ast.Call) -> list[ast.expr]:
+    items: list[ast.expr] = []
+    for a in call.args:
+        if isinstance(a, (ast.List, ast.Tuple)):
+            items.extend(a.elts)
+        elif isinstance(a, ast.Dict):
+            items.extend(v for v in a.values if v is not None)
+        elif isinstance(a, (ast.ListComp, ast.GeneratorExp)):
+            items.append(a.elt)
+        elif isinstance(a, ast.DictComp):
+            items.append(a.value)
+        elif isinstance(a, ast.Starred):
+            items.append(a.value)
+        else:
+            items.append(a)
+    return items
+
+
+def _mentions_sparse(call: ast.Call) -> bool:
+    for n in ast.walk(call):
+        if isinstance(n, ast.Attribute) and (n.attr.startswith("to_sparse") or n.attr.startswith("sparse_")):
+            return True
+    return False
+
+
+_INDEX = ProjectIndex()
+
+
+def project_index() -> ProjectIndex:
+    """The index shared by every file a process checks."""
+    return _INDEX

@@ -1,7 +1,7 @@
 """
 ## What it does
-Checks for ops that have no kernel for sparse COO tensors applied to a sparse gradient (or
-another known sparse COO tensor): `clamp`/`clamp_`/`clip`, `clamp_min`/`clamp_max`,
+Checks for ops that have no kernel for sparse COO tensors applied to a sparse gradient
+(SPL503 covers other sparse tensors): `clamp`/`clamp_`/`clip`, `clamp_min`/`clamp_max`,
 `max`/`min`, `masked_fill(_)`, `torch.isfinite`/`isnan`/`isinf`, and comparisons such as
 `g > 0`.
 
@@ -66,10 +66,10 @@ class UnsupportedOpOnSparseGrad(Rule):
 
     def _report(self, node, operand, op, ctx) -> None:
         t = ctx.tensor(operand)
-        if t is None or not t.is_coo:
-            return
+        if t is None or not t.is_coo or not t.is_grad:
+            return  # on other sparse tensors this is SPL503
         what = ctx.code(operand)
-        kind = "a sparse gradient" if t.is_grad else "a sparse COO tensor"
+        kind = "a sparse gradient"
         ctx.report(self, node,
                    f"`{what}` is {kind}; this op raises `NotImplementedError: Could not run '{op}' with "
                    "arguments from the 'SparseCPU' backend` at this line",

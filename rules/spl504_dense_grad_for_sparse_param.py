@@ -1,7 +1,6 @@
 """
 ## What it does
-Checks for a sparse `nn.Parameter` (or sparse leaf that requires grad) used in a dense
-product or reduction: `p @ x`, `torch.mm(p, x)`, `torch.matmul`, `torch.mv`, `torch.addmm`,
+Checks for a sparse COO `nn.Parameter` used in a dense product or reduction: `p @ x`, `torch.mm(p, x)`, `torch.matmul`, `torch.mv`, `torch.addmm`,
 `F.linear(x, p)`, `p.sum()`.
 
 ## Why is this bad?
@@ -60,7 +59,9 @@ class DenseGradForSparseParam(Rule):
         if not ctx.grad_enabled:
             return
         t = ctx.tensor(operand)
-        if t is None or not t.is_sparse or t.grad != LEAF:
+        # CSR/CSC/BSR leaves take a strided grad fine; the hazard is a COO parameter that an
+        # optimizer will step (verified on hazard 27).
+        if t is None or not t.is_coo or t.grad != LEAF or not t.parameter:
             return
         what = ctx.code(operand)
         ctx.report(self, node,

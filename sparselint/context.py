@@ -145,9 +145,17 @@ class Context:
             return False
         if self._order is None:
             self._order = Order(self.module)
+        pre, last = self._order.pre, self._order.end
         here = self.line_node or node
-        end = self._order.end.get(here, self._order.pre.get(here, 0))
-        return any(self._order.pre.get(call, -1) > end for call in self.scope.backward_calls)
+        end = last.get(here, pre.get(here, 0))
+        at = pre.get(node, -1)
+        for call in self.scope.backward_calls:
+            start = pre.get(call, -1)
+            if start > end:
+                return True  # a later statement
+            if start <= at <= last.get(call, -1):
+                return True  # `expr.backward()` around this node runs after it
+        return False
 
     def loop_has_backward(self, loop: cst.CSTNode) -> bool:
         if loop not in self._loop_backward:

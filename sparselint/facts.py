@@ -37,6 +37,11 @@ class Tensor:
     values_of_sparse: bool = False
     retains_grad: bool = False
     is_grad: bool = False
+    # the backward of the op that made it needs a sparse incoming gradient (results of
+    # torch.sparse.sum(dim=...), torch.sparse.softmax, torch.sparse.mm(sparse, sparse))
+    needs_sparse_grad: bool = False
+    shape: Optional[tuple] = None
+    literal: Optional[tuple] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     @property
@@ -119,13 +124,21 @@ def union_params(a: Params, b: Params) -> Params:
 
 
 @dataclass(frozen=True)
+class Literal:
+    """A literal tuple of numbers: a size such as `(3, 3)` or `torch.Size([2, 3])`."""
+
+    value: tuple
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
 class Scalar:
     """A Python number (`wd = 1e-4`): arithmetic with a tensor keeps the tensor's layout."""
 
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
-Fact = Union[Tensor, Module, Params, Optimizer, Scalar]
+Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal]
 
 
 def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:

@@ -12,9 +12,10 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from . import shapes
 from . import torchapi as api
 from .diagnostics import Evidence
-from .facts import (LEAF, NOGRAD, NONLEAF, Fact, Module, Optimizer, Params, Scalar, Tensor, element_of, join,
+from .facts import (LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Scalar, Tensor, element_of, join,
                     union_flags, union_params)
 from .models import DENSE, SPARSE, UNKNOWN, Flags
 from .names import Names, dotted
@@ -150,7 +151,7 @@ class Inference:
             return self._binary(node, state)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             t = self.tensor(node.expression, state)
-            return self._derived(t, t.layout, None, [t]) if t else None
+            return self._derived(t, t.layout, None, [t], elementwise=True) if t else None
         if isinstance(node, cst.Subscript):
             t = self.tensor(node.value, state)
             if t is not None and t.layout == "strided":
@@ -172,9 +173,12 @@ class Inference:
             return NOGRAD
         return None
 
-    def _derived(self, base: Optional[Tensor], layout, coalesced, inputs, origin="op") -> Tensor:
+    def _derived(self, base: Optional[Tensor], layout, coalesced, inputs, origin="op", elementwise=False) -> Tensor:
+        """A new tensor computed from `inputs`; an elementwise op keeps the base's needs."""
         ev = base.evidence if base is not None else ()
-        return Tensor(layout=layout, coalesced=coalesced, grad=self._grad_of(inputs), origin=origin, evidence=ev)
+        needs = bool(elementwise and base is not None and base.needs_sparse_grad)
+        return Tensor(layout=layout, coalesced=coalesced, grad=self._grad_of(inputs), origin=origin,
+                      needs_sparse_grad=needs, evidence=ev)
 
     def _attribute(self, node: cst.Attribute, state: State) -> Optional[Fact]:
         path = dotted(node)
@@ -198,6 +202,9 @@ class Inference:
                 return None
             if attr == "data":
                 return replace(base, grad=NOGRAD, parameter=False, origin="data")
+            if attr == "T" and base.literal is not None:
+                value = shapes.transpose(base.literal)
+                return _literal_tensor(value, base) if value is not None else None
             if attr in ("T", "mT", "H", "mH"):
                 return self._derived(base, base.layout, None, [base])
             return None
@@ -211,8 +218,11 @@ class Inference:
                 return _parameter_of(base.flags, base.evidence)
         return None
 
-    def _collection(self, node, state: State) -> Optional[Params]:
-        """`[p, q]`, `[*a.parameters(), *b.parameters()]`, or a list of param-group dicts."""
+    def _collection(self, node, state: State) -> Optional[Fact]:
+        """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, or param-group dicts."""
+        data = self._literal_data(node)
+        if data is not None:
+            return Literal(data)
         out: Optional[Params] = None
         for el in node.elements:
             if isinstance(el.value, cst.Dict):
@@ -302,9 +312,9 @@ class Inference:
             return Scalar()
         if isinstance(op, (cst.Multiply, cst.Divide)):
             if lt is not None and scalar_r:
-                return self._derived(lt, lt.layout, None, [lt])
+                return self._derived(lt, lt.layout, None, [lt], elementwise=True)
             if rt is not None and scalar_l and isinstance(op, cst.Multiply):
-                return self._derived(rt, rt.layout, None, [rt])
+                return self._derived(rt, rt.layout, None, [rt], elementwise=True)
         if lt is None or rt is None:
             if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l):
                 return self._derived(lt, "strided", None, [lt])
@@ -385,11 +395,36 @@ class Inference:
             t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev)
             t = t.why(where, text + (f"; {how}" if how else ""))
             return t
+        if q in api.DATA_FACTORIES:
+            data_node = arg(node, 0, "data")
+            data = self._literal_data(data_node) if data_node is not None else None
+            rg = literal(arg(node, None, "requires_grad"))
+            t = Tensor(layout="strided", grad=LEAF if rg is True else NOGRAD, origin="factory")
+            if rg is True:
+                t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
+            return _literal_tensor(data, t) if data is not None else t
+        if q == "torch.Size":
+            data = self._literal_data(arg(node, 0)) if node.args else ()
+            return Literal(data) if data is not None else None
+        if q in ("torch.stack", "torch.cat"):
+            items = arg(node, 0, "tensors")
+            dim = literal(arg(node, 1, "dim")) if arg(node, 1, "dim") is not None else 0
+            if isinstance(items, (cst.List, cst.Tuple)) and isinstance(dim, int):
+                tensors = [self.tensor(el.value, state) for el in items.elements]
+                if tensors and all(t is not None and t.literal is not None for t in tensors):
+                    fn = shapes.stack if q == "torch.stack" else shapes.cat
+                    value = fn([t.literal for t in tensors], dim)
+                    if value is not None:
+                        return _literal_tensor(value, tensors[0])
+            return None
         if q in api.DENSE_FACTORIES:
             rg_node = arg(node, None, "requires_grad")
             rg = literal(rg_node)
             grad = LEAF if rg is True else NOGRAD if rg_node is None or rg is False else None
-            t = Tensor(layout="strided", grad=grad, origin="factory")
+            dims = [literal(a.value) for a in node.args if a.keyword is None]
+            shape = tuple(dims) if q in api.SHAPE_FACTORIES and dims and all(
+                isinstance(d, int) and not isinstance(d, bool) for d in dims) else None
+            t = Tensor(layout="strided", grad=grad, origin="factory", shape=shape)
             if grad == LEAF:
                 t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
             return t
@@ -435,21 +470,34 @@ class Inference:
             if at is None and bt is None:
                 return None
             layout = "strided" if bt is not None and bt.layout == "strided" else "coo" if bt is not None and bt.is_sparse and q.startswith("torch.sparse") else None
-            return self._derived(at or bt, layout, None, [at, bt])
+            t = self._derived(at or bt, layout, None, [at, bt])
+            if layout == "coo" and at is not None and at.is_sparse:
+                t = replace(t, needs_sparse_grad=True).why(where, f"`{short}(sparse, sparse)` returns a sparse tensor whose backward needs a sparse gradient")
+            return t
         if q in api.SPARSE_RESULT:
             a = arg(node, 0)
             at = self.tensor(a, state) if a is not None else None
-            return self._derived(at, "coo", None, [at]) if at is not None else None
+            if at is None:
+                return None
+            t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
+            return t.why(where, f"`{short}` returns a sparse tensor whose backward needs a sparse gradient")
         if q == "torch.sparse.sum":
             a = arg(node, 0)
             at = self.tensor(a, state) if a is not None else None
             if at is None:
                 return None
             dim = arg(node, 1, "dim")
-            return self._derived(at, "strided" if dim is None else None, None, [at])
+            if dim is None:
+                return self._derived(at, "strided", None, [at])
+            t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
+            return t.why(where, "`torch.sparse.sum(..., dim)` returns a sparse tensor whose backward needs a sparse gradient")
         return None
 
     def _tensor_method(self, r: Tensor, method: str, node: cst.Call, state: State, where) -> Optional[Tensor]:
+        if r.literal is not None:
+            value = self._literal_method(r.literal, method, node)
+            if value is not None:
+                return _literal_tensor(value, r)
         if method == "coalesce":
             if r.coalesced is True:
                 return r
@@ -487,10 +535,42 @@ class Inference:
             coalesced = r.coalesced if method in api.COALESCE_PRESERVING else None
             if method in api.MAYBE_SELF and r.grad == LEAF:
                 return replace(r, grad=None, coalesced=coalesced)
-            return self._derived(r, r.layout, coalesced, [r])
+            return self._derived(r, r.layout, coalesced, [r], elementwise=True)
         if method == "sum" and not node.args:
             return self._derived(r, "strided", None, [r])
+        if method == "sum" and r.is_coo:
+            t = self._derived(r, "coo", None, [r], origin="tensor-sum-dim")
+            return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
         return None
+
+    def _literal_method(self, value, method: str, node: cst.Call):
+        ints = [literal(a.value) for a in node.args if a.keyword is None]
+        if any(not isinstance(i, int) or isinstance(i, bool) for i in ints):
+            return None
+        if method in api.LITERAL_METHODS:
+            return value
+        if method == "t" and not ints:
+            return shapes.transpose(value)
+        if method == "transpose" and len(ints) == 2:
+            return shapes.transpose(value, *ints)
+        if method == "permute" and ints:
+            return shapes.permute(value, tuple(ints))
+        return None
+
+    def _literal_data(self, node: cst.BaseExpression):
+        """Nested lists or tuples of numbers, as nested tuples."""
+        if isinstance(node, (cst.List, cst.Tuple)):
+            items = []
+            for el in node.elements:
+                if isinstance(el, cst.StarredElement):
+                    return None
+                v = self._literal_data(el.value)
+                if v is None:
+                    return None
+                items.append(v)
+            return tuple(items)
+        v = literal(node)
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
     # -- statements --------------------------------------------------------------------
 
@@ -788,3 +868,10 @@ def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str):
             if isinstance(lit, str):
                 return ("name", lambda n, s=lit, m=method, k=not negate: getattr(n, m)(s) == k)
     return None
+
+
+def _literal_tensor(value, base: Tensor) -> Tensor:
+    shape = shapes.shape_of(value)
+    if shape is None or shapes.size(shape) > shapes.MAX_ELEMENTS:
+        return replace(base, literal=None, shape=shape)
+    return replace(base, literal=value, shape=shape)

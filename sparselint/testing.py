@@ -8,7 +8,8 @@ A fixture declares its run-time outcome in a header comment and its findings inl
 
 `# expect-error: Type: prefix` - running it raises that exception with that message prefix;
 `# expect-misbehaves` - it exits 0 and prints a line starting with MISBEHAVES (a silent
-hazard that the script detects itself); `# expect-ok` - it runs clean.
+hazard that the script detects itself); `# expect-crash` - the process dies from a signal
+(memory corruption); `# expect-ok` - it runs clean.
 Each `# SPLnnn` code in a trailing comment is one expected finding on that line.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from .config import Settings
 from .engine import check_text
 
-_HEADER = re.compile(r"^#\s*expect-(error|misbehaves|ok)\b:?\s*(.*)$", re.M)
+_HEADER = re.compile(r"^#\s*expect-(error|misbehaves|crash|ok)\b:?\s*(.*)$", re.M)
 _CODE = re.compile(r"\bSPL\d{3}\b")
 
 
@@ -92,6 +93,10 @@ def outcome_problem(exp: Expectation, run: RunResult) -> str | None:
             return f"expected a clean run, got rc={run.returncode}: {run.final_exception()}"
         if "MISBEHAVES" in run.stdout:
             return "expected a clean run, but it printed MISBEHAVES"
+        return None
+    if exp.outcome == "crash":
+        if run.returncode >= 0:
+            return f"expected the process to die from a signal, got rc={run.returncode}: {run.final_exception()}"
         return None
     if exp.outcome == "misbehaves":
         if run.returncode != 0 or not re.search(r"^MISBEHAVES", run.stdout, re.M):

@@ -8,11 +8,12 @@ from dataclasses import replace
 import click
 
 from . import __version__
-from . import output
+from . import output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
 from .diagnostics import INTERNAL_ERROR, READ_ERROR
 from .discovery import discover
 from .engine import check_bytes, write_fixed
+from .cache import Cache, default_directory
 from .parallel import check_files
 from .rule import all_rules, doc_sections, rule_by_code
 
@@ -42,33 +43,60 @@ def cli() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them; exit 1 if any.")
-@click.option("--output-format", type=click.Choice(output.FORMATS), default="concise", show_default=True)
+@click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
+              help="concise (default), full, json, github.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--stdin-filename", default=None, help="The name to report for source read from stdin (`-`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the number of cores).")
+@click.option("--no-cache", is_flag=True, help="Read and write no cached results.")
+@click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project).")
+@click.option("--config", "config_path", default=None, help="Use this pyproject.toml instead of the nearest one.")
+@click.option("--force-exclude", is_flag=True, help="Apply exclusions to files named on the command line too.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files .gitignore ignores (default: on).")
+@click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
-          exit_zero, stdin_filename, quiet, jobs):
+          exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
+          respect_gitignore, show_settings):
     """Check files and directories (default: the current directory)."""
-    settings = Settings(
-        select=tuple(check_selectors(split_list(select), "--select")) or ("ALL",),
-        ignore=tuple(check_selectors(split_list(ignore), "--ignore")),
-        extend_select=tuple(check_selectors(split_list(extend_select), "--extend-select")),
-        fix=fix or diff,
-        unsafe_fixes=unsafe_fixes,
-    )
+    paths = list(paths) or ["."]
     if diff and fix:
         raise ConfigError("--diff and --fix cannot be used together: --diff shows the fixes without writing them")
-    rules = settings.rules()
-    paths = list(paths) or ["."]
+    if config_path is not None:
+        file_config = pyproject.load(config_path)
+    else:
+        found_config = pyproject.find(stdin_filename if paths == ["-"] and stdin_filename else paths[0] if paths[0] != "-" else ".")
+        file_config = pyproject.load(found_config) if found_config else pyproject.FileConfig()
+    cli_select = check_selectors(split_list(select), "--select")
+    settings = Settings(
+        select=tuple(cli_select or file_config.select or ["ALL"]),
+        ignore=tuple(file_config.ignore + check_selectors(split_list(ignore), "--ignore")),
+        extend_select=tuple(file_config.extend_select + check_selectors(split_list(extend_select), "--extend-select")),
+        fix=fix or diff or file_config.fix,
+        unsafe_fixes=unsafe_fixes or file_config.unsafe_fixes,
+        per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(file_config.per_file_ignores.items())),
+        root=file_config.root,
+        target_torch_version=file_config.target_torch_version or "",
+    )
+    fix = settings.fix and not diff
+    output_format = output_format or file_config.output_format or "concise"
+    excludes = tuple((file_config.exclude or []) + file_config.extend_exclude)
+    gitignore = file_config.respect_gitignore if respect_gitignore is None else respect_gitignore
+    if show_settings:
+        click.echo(f"config file: {file_config.path or '(none)'}")
+        click.echo(f"rules: {', '.join(r.code for r in settings.rules())}")
+        for name in ("select", "ignore", "extend_select", "fix", "unsafe_fixes", "per_file_ignores", "target_torch_version"):
+            click.echo(f"{name.replace('_', '-')}: {getattr(settings, name)!r}")
+        click.echo(f"exclude: {excludes!r}\nrespect-gitignore: {gitignore}\noutput-format: {output_format}")
+        return
     results, sources, errors = [], {}, []
 
     if paths == ["-"]:
         data = sys.stdin.buffer.read()
         name = stdin_filename or "-"
-        result = check_bytes(data, name, settings, rules)
+        result = check_bytes(data, name, settings, settings.rules_for(name))
         results.append(result)
         if result.fixed_source is not None:
             if diff:
@@ -82,10 +110,14 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             sys.stdout.flush()
         _collect_source(result, data, sources)
     else:
-        found = discover(paths)
+        found = discover(paths, exclude=excludes, root=file_config.root, force_exclude=force_exclude,
+                         respect_gitignore=gitignore)
         for missing in found.missing:
             errors.append(f"{missing}: no such file or directory")
-        for path, result in zip(found.files, check_files(found.files, settings, jobs)):
+        cache = None
+        if not (no_cache or settings.fix):
+            cache = Cache(cache_dir or default_directory(), settings.key())
+        for path, result in zip(found.files, check_files(found.files, settings, jobs, cache)):
             results.append(result)
             if result.fixed_source is not None:
                 if diff:

@@ -18,13 +18,37 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     fix: bool = False
     unsafe_fixes: bool = False
+    # (glob, codes) pairs and the folder the globs are relative to
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: str = ""
+    target_torch_version: str = ""
 
     def rules(self) -> tuple[type[Rule], ...]:
         return resolve(self.select, self.ignore, self.extend_select)
 
+    def rules_for(self, path: str) -> tuple[type[Rule], ...]:
+        extra = self.ignored_for(path)
+        if not extra:
+            return self.rules()
+        return resolve(self.select, (*self.ignore, *extra), self.extend_select)
+
+    def ignored_for(self, path: str) -> tuple[str, ...]:
+        if not self.per_file_ignores:
+            return ()
+        import fnmatch
+        import os
+        rel = os.path.relpath(os.path.abspath(path), self.root or os.getcwd())
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+                out.extend(codes)
+        return tuple(out)
+
     def key(self) -> str:
         """A stable description of everything that changes results, for the cache."""
-        return repr((sorted(r.code for r in self.rules()), self.fix, self.unsafe_fixes))
+        return repr((sorted(r.code for r in self.rules()), self.fix, self.unsafe_fixes,
+                     self.per_file_ignores, self.root if self.per_file_ignores else "",
+                     self.target_torch_version))
 
 
 def _matches(selector: str, rule: type[Rule]) -> bool:

@@ -110,3 +110,5 @@ class FileResult:
     fixes_applied: int = 0
     encoding: str = "utf-8"
     original_source: str | None = None
+    # other files whose content these findings depend on (model classes defined there)
+    dependencies: tuple[str, ...] = ()

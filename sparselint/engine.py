@@ -32,8 +32,9 @@ def prefilter_tokens(rules) -> tuple[str, ...]:
     return tuple(sorted({tok for r in rules for tok in r.prefilter}))
 
 
-def analyse(text: str, path: str, rules) -> list[Diagnostic]:
-    """Findings of the given rules on one source text (no suppression, no fixes)."""
+def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> list[Diagnostic]:
+    """Findings of the given rules on one source text (no suppression, no fixes); the other
+    files they depend on are added to `dependencies`."""
     tokens = prefilter_tokens(rules)
     if not rules or not any(tok in text for tok in tokens):
         return []
@@ -56,6 +57,8 @@ def analyse(text: str, path: str, rules) -> list[Diagnostic]:
                 if attr.startswith("visit_"):
                     hooks[attr[len("visit_"):]].append(getattr(rule, attr))
         Walker(module, ctx, dict(hooks)).run()
+        if dependencies is not None:
+            dependencies.update(ctx.dependencies)
         return ctx.diagnostics
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
@@ -63,13 +66,14 @@ def analyse(text: str, path: str, rules) -> list[Diagnostic]:
         return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
 
 
-def check_text(text: str, path: str, settings: Settings, rules=None) -> tuple[list[Diagnostic], Optional[str], int]:
+def check_text(text: str, path: str, settings: Settings, rules=None,
+               dependencies: Optional[set] = None) -> tuple[list[Diagnostic], Optional[str], int]:
     """Findings after suppression; with fixes on, also the fixed text and how many fixes went in."""
     rules = settings.rules() if rules is None else rules
 
     def findings(t: str) -> list[Diagnostic]:
         sup = suppression.parse(t)
-        return [d for d in analyse(t, path, rules) if not sup.suppresses(d.code, d.line)]
+        return [d for d in analyse(t, path, rules, dependencies) if not sup.suppresses(d.code, d.line)]
 
     diagnostics = findings(text)
     if not settings.fix:
@@ -101,8 +105,10 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
     except src.DecodeError as exc:
         result.diagnostics.append(_engine_diagnostic(DECODE_ERROR, path, f"cannot decode: {exc}"))
         return result
-    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules)
+    deps: set = set()
+    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules, deps)
     result.diagnostics = diagnostics
+    result.dependencies = tuple(sorted(deps))
     result.fixes_applied = applied
     if fixed is not None:
         result.fixed_source = fixed
@@ -113,6 +119,8 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
 
 def check_file(path: str, settings: Settings, rules=None, display: Optional[str] = None) -> FileResult:
     shown = display or path
+    if rules is None or settings.per_file_ignores:
+        rules = settings.rules_for(path)
     try:
         with open(path, "rb") as fh:
             data = fh.read()

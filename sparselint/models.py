@@ -79,7 +79,7 @@ class ProjectIndex:
 
     def __init__(self):
         self._files: dict[tuple, Optional[tuple[ast.Module, dict[str, str], str]]] = {}
-        self.consulted: set[str] = set()
+        self._trail: Optional[set[str]] = None
 
     # -- files and imports -------------------------------------------------------------
 
@@ -135,7 +135,8 @@ class ProjectIndex:
         tree, imports, modname = loaded
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == name:
-                self.consulted.add(os.path.abspath(path))
+                if self._trail is not None:
+                    self._trail.add(os.path.abspath(path))
                 return _Class(name, path, node, imports, modname)
         # a re-export: `from .model import Recommender` in a package __init__
         target = imports.get(name)
@@ -164,6 +165,16 @@ class ProjectIndex:
         """The parameters of `Class(**args)`; args maps parameter names to literal values."""
         if depth > MAX_DEPTH:
             return None
+        if depth == 0:
+            self._trail = set()
+            try:
+                info = self.instantiate(qualname, importer, args, text, depth=-1)
+            finally:
+                trail, self._trail = self._trail, None
+            if info is not None:
+                info.files = tuple(sorted(f for f in trail if f != os.path.abspath(importer)))
+            return info
+        depth = max(depth, 0)
         cls = self._class(qualname, importer, text)
         if cls is None:
             return None
@@ -218,8 +229,7 @@ class ProjectIndex:
                           flags.sparse_param if flags.sparse_param else None)
         where = os.path.basename(cls.path)
         text_ev = f"`{cls.name}` ({where}:{cls.node.lineno})" + (": " + "; ".join(evidence) if evidence else "")
-        return ModelInfo(qualname, flags, tuple(parts_list) if known else None, text_ev, cls.node.lineno,
-                         tuple(sorted(self.consulted)))
+        return ModelInfo(qualname, flags, tuple(parts_list) if known else None, text_ev, cls.node.lineno)
 
     def _child(self, value: ast.expr, cls: _Class, env: dict, depth: int, line: int):
         """(flags, parts, evidence) of one `self.x = <value>`, or None when it owns no parameters."""

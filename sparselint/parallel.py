@@ -1,15 +1,16 @@
-"""Checking many files on several cores."""
+"""Checking many files on several cores, with the result cache in front."""
 from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Optional
 
+from .cache import Cache
 from .config import Settings
 from .diagnostics import FileResult
-from .engine import check_file
+from .engine import check_file, prefilter_tokens
 
-# Below this many files, starting workers costs more than it saves.
+# Below this many files per worker, starting workers costs more than it saves.
 MIN_FILES_PER_WORKER = 8
 
 
@@ -18,11 +19,47 @@ def _check_one(args: tuple[str, Settings]) -> FileResult:
     return check_file(path, settings)
 
 
-def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None) -> list[FileResult]:
+def _cannot_match(path: str, tokens: tuple[bytes, ...]) -> bool:
+    """A clean UTF-8 file without any prefilter string: nothing to parse, nothing to find."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    if b"\0" in data or any(tok in data for tok in tokens):
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None,
+                cache: Optional[Cache] = None) -> list[FileResult]:
+    results: list[Optional[FileResult]] = [None] * len(paths)
+    # The prefilter runs here, before any worker starts: most files of a large tree end here.
+    tokens = tuple(t.encode() for t in prefilter_tokens(settings.rules()))
+    todo = []
+    for i, path in enumerate(paths):
+        if not settings.per_file_ignores and _cannot_match(path, tokens):
+            results[i] = FileResult(path=path)
+            continue
+        hit = cache.get(path) if cache is not None else None
+        if hit is None:
+            todo.append(i)
+        else:
+            results[i] = hit
     jobs = jobs or os.cpu_count() or 1
-    jobs = min(jobs, max(1, len(paths) // MIN_FILES_PER_WORKER))
+    jobs = min(jobs, max(1, len(todo) // MIN_FILES_PER_WORKER))
     if jobs <= 1:
         rules = settings.rules()
-        return [check_file(p, settings, rules) for p in paths]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_check_one, [(p, settings) for p in paths], chunksize=4))
+        fresh = [check_file(paths[i], settings, rules) for i in todo]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            fresh = list(pool.map(_check_one, [(paths[i], settings) for i in todo], chunksize=2))
+    for i, result in zip(todo, fresh):
+        results[i] = result
+        if cache is not None and not any(d.code.startswith("SPL90") for d in result.diagnostics):
+            cache.put(paths[i], result)
+    return results

@@ -1,0 +1,123 @@
+"""`[tool.sparselint]` in pyproject.toml: finding it, reading it, and refusing what is wrong."""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from .config import ConfigError, check_selectors
+
+KNOWN_KEYS = {
+    "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
+    "respect-gitignore", "target-torch-version", "fix", "unsafe-fixes", "output-format",
+}
+
+
+@dataclass
+class FileConfig:
+    path: Optional[str] = None  # the pyproject.toml it came from
+    select: Optional[list[str]] = None
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: Optional[list[str]] = None
+    extend_exclude: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True
+    target_torch_version: Optional[str] = None
+    fix: bool = False
+    unsafe_fixes: bool = False
+    output_format: Optional[str] = None
+
+    @property
+    def root(self) -> str:
+        return os.path.dirname(self.path) if self.path else os.getcwd()
+
+    def ignored_for(self, path: str) -> list[str]:
+        rel = os.path.relpath(os.path.abspath(path), self.root)
+        out = []
+        for pattern, codes in self.per_file_ignores.items():
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+                out.extend(codes)
+        return out
+
+
+def find(start: str) -> Optional[str]:
+    """The nearest pyproject.toml with a [tool.sparselint] table, from `start` upwards."""
+    here = os.path.abspath(start)
+    if os.path.isfile(here):
+        here = os.path.dirname(here)
+    while True:
+        cand = os.path.join(here, "pyproject.toml")
+        if os.path.isfile(cand):
+            try:
+                with open(cand, "rb") as fh:
+                    if "sparselint" in tomllib.load(fh).get("tool", {}):
+                        return cand
+            except (OSError, tomllib.TOMLDecodeError):
+                pass
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _strings(key: str, value) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[tool.sparselint] `{key}` must be a list of strings")
+    return value
+
+
+def _bool(key: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"[tool.sparselint] `{key}` must be true or false")
+    return value
+
+
+def load(path: str) -> FileConfig:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("sparselint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.sparselint] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key `{unknown[0]}` in [tool.sparselint]")
+    cfg = FileConfig(path=os.path.abspath(path))
+    if "select" in table:
+        cfg.select = check_selectors(_strings("select", table["select"]), "select")
+    cfg.ignore = check_selectors(_strings("ignore", table.get("ignore", [])), "ignore")
+    cfg.extend_select = check_selectors(_strings("extend-select", table.get("extend-select", [])), "extend-select")
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError("[tool.sparselint] `per-file-ignores` must be a table of glob = [codes]")
+    cfg.per_file_ignores = {k: check_selectors(_strings(f"per-file-ignores.{k}", v), f"per-file-ignores.{k}")
+                            for k, v in pfi.items()}
+    if "exclude" in table:
+        cfg.exclude = _strings("exclude", table["exclude"])
+    cfg.extend_exclude = _strings("extend-exclude", table.get("extend-exclude", []))
+    cfg.respect_gitignore = _bool("respect-gitignore", table.get("respect-gitignore", True))
+    cfg.fix = _bool("fix", table.get("fix", False))
+    cfg.unsafe_fixes = _bool("unsafe-fixes", table.get("unsafe-fixes", False))
+    version = table.get("target-torch-version")
+    if version is not None:
+        if not isinstance(version, str) or not all(p.isdigit() for p in version.split(".")[:2]):
+            raise ConfigError("[tool.sparselint] `target-torch-version` must be a version string such as \"2.13\"")
+        cfg.target_torch_version = version
+    fmt = table.get("output-format")
+    if fmt is not None:
+        from .output import FORMATS
+        if fmt not in FORMATS:
+            raise ConfigError(f"[tool.sparselint] `output-format` must be one of {', '.join(FORMATS)}")
+        cfg.output_format = fmt
+    return cfg

@@ -1,0 +1,56 @@
+"""The result cache, through the real CLI."""
+import os
+import subprocess
+import sys
+
+from conftest import FIXTURES
+
+BAD = ("import torch\nadj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\nprint(adj.values())\n")
+
+
+def entries(cache_dir):
+    return [f for _, _, files in os.walk(cache_dir) for f in files if f not in ("CACHEDIR.TAG", ".gitignore")]
+
+
+def test_warm_run_matches_cold_and_content_changes_miss(cli, tmp_path):
+    cache = tmp_path / "cache"
+    src = tmp_path / "a.py"
+    src.write_text(BAD)
+    cold = cli("--cache-dir", str(cache), str(src))
+    assert entries(cache), "the cold run stored its result"
+    warm = cli("--cache-dir", str(cache), str(src))
+    assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout) and cold.returncode == 1
+    src.write_text(BAD.replace("print(adj.values())", "print(adj.coalesce().values())"))
+    assert cli("--cache-dir", str(cache), str(src)).returncode == 0
+
+
+def test_no_cache_writes_nothing(cli, tmp_path):
+    src = tmp_path / "a.py"
+    src.write_text(BAD)
+    cli("--no-cache", "--cache-dir", str(tmp_path / "cache"), str(src))
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_changed_model_module_invalidates_the_training_file(cli, tmp_path):
+    for name in ("model.py", "train.py"):
+        text = open(os.path.join(FIXTURES, "projects", "recsys_bad", name)).read()
+        (tmp_path / name).write_text(text)
+    cache = tmp_path / "cache"
+    train = str(tmp_path / "train.py")
+    assert cli("--cache-dir", str(cache), train).returncode == 1
+    model = tmp_path / "model.py"
+    model.write_text(model.read_text().replace("sparse=True", "sparse=False"))
+    assert cli("--cache-dir", str(cache), train).returncode == 0
+
+
+def test_two_runs_sharing_a_cache(tmp_path):
+    cache = tmp_path / "cache"
+    for i in range(30):
+        (tmp_path / f"m{i}.py").write_text(BAD if i % 2 else "import torch\nx = torch.ones(2).to_sparse()\n")
+    cmd = [sys.executable, "-m", "sparselint", "--cache-dir", str(cache), str(tmp_path)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 1 for p in procs), [o[1] for o in outs]
+    assert len({o[0] for o in outs}) == 1
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.stdout == outs[0][0]

@@ -44,7 +44,7 @@ def cli() -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them; exit 1 if any.")
 @click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
-              help="concise (default), full, json, github.")
+              help="concise (default), full, json, github, sarif, gitlab.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--stdin-filename", default=None, help="The name to report for source read from stdin (`-`).")

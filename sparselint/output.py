@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections import Counter
 from typing import Iterable
 
 from .diagnostics import Diagnostic
 from .fixer import apply_edits
 
-FORMATS = ("concise", "full", "json", "github")
+FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab")
 
 
 def concise(d: Diagnostic) -> str:
@@ -69,9 +70,88 @@ def github(d: Diagnostic) -> str:
             f"col={d.column},endLine={d.end_line},endColumn={d.end_column}::{esc(d.code + ' ' + d.message)}")
 
 
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+    return quote(path.replace(os.sep, "/"))
+
+
+def _region(line: int, column: int, end_line: int = 0, end_column: int = 0) -> dict:
+    region = {"startLine": max(line, 1), "startColumn": max(column, 1)}
+    if end_line:
+        region.update(endLine=end_line, endColumn=max(end_column, 1))
+    return region
+
+
+def sarif(diagnostics: list[Diagnostic]) -> dict:
+    from . import __version__
+    from .rule import all_rules, doc_sections
+    rules = all_rules()
+    index = {r.code: i for i, r in enumerate(rules)}
+    descriptors = []
+    for r in rules:
+        sections = doc_sections(r.doc())
+        descriptors.append({
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary()},
+            "fullDescription": {"text": " ".join(sections.get("Why is this bad?", "").split())},
+            "help": {"text": r.doc(), "markdown": r.doc()},
+            "properties": {"error": r.error, "when": r.when, "torchVersions": list(r.torch_versions),
+                           "tags": ["pytorch", "sparse"]},
+        })
+    results = []
+    for d in diagnostics:
+        uri = _uri(d.path)
+        result = {
+            "ruleId": d.code,
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri},
+                                                "region": _region(d.line, d.column, d.end_line, d.end_column)}}],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.evidence:
+            result["relatedLocations"] = [
+                {"id": i, "message": {"text": e.text},
+                 "physicalLocation": {"artifactLocation": {"uri": uri}, "region": _region(e.line, e.column)}}
+                for i, e in enumerate(d.evidence)]
+        if d.fix is not None:
+            result["fixes"] = [{
+                "description": {"text": f"{d.fix.title} ({d.fix.applicability})"},
+                "artifactChanges": [{"artifactLocation": {"uri": uri}, "replacements": [
+                    {"deletedRegion": _region(e.start[0], e.start[1], e.end[0], e.end[1]),
+                     "insertedContent": {"text": e.text}} for e in d.fix.edits]}],
+            }]
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "sparselint", "version": __version__,
+                                      "informationUri": "https://pypi.org/project/sparselint/",
+                                      "rules": descriptors}},
+                  "results": results}],
+    }
+
+
+def gitlab(diagnostics: list[Diagnostic]) -> list:
+    import hashlib
+    out = []
+    for d in diagnostics:
+        key = f"{d.path}:{d.code}:{d.line}:{d.column}:{d.message}".encode()
+        out.append({"description": f"{d.code} {d.message}", "check_name": d.code,
+                    "fingerprint": hashlib.sha256(key).hexdigest(), "severity": "major",
+                    "location": {"path": d.path, "lines": {"begin": d.line, "end": d.end_line}}})
+    return out
+
+
 def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str]) -> str:
     if fmt == "json":
         return json.dumps([d.to_json() for d in diagnostics], indent=2)
+    if fmt == "sarif":
+        return json.dumps(sarif(diagnostics), indent=2)
+    if fmt == "gitlab":
+        return json.dumps(gitlab(diagnostics), indent=2)
     if fmt == "github":
         return "\n".join(github(d) for d in diagnostics)
     if fmt == "full":

@@ -6,9 +6,9 @@ BAD = ("import torch\nadj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\np
 
 def project(tmp_path, table):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n[tool.sparselint]\n" + table)
-    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg").mkdir(exist_ok=True)
     (tmp_path / "pkg" / "model.py").write_text(BAD)
-    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests").mkdir(exist_ok=True)
     (tmp_path / "tests" / "test_model.py").write_text(BAD)
     return tmp_path
 

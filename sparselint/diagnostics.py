@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,10 @@ class Diagnostic:
     fix: Fix | None = None
     suggestion: str = ""
     when: str = ""
+    cell: Optional[int] = None  # notebook cell (1-based); line and column are then in the cell
 
     def sort_key(self):
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
     def to_json(self) -> dict:
         fix = None
@@ -86,6 +88,7 @@ class Diagnostic:
             "column": self.column,
             "end_line": self.end_line,
             "end_column": self.end_column,
+            "cell": self.cell,
             "when": self.when,
             "suggestion": self.suggestion,
             "fix": fix,

@@ -6,7 +6,7 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 # Folders no one wants linted, as in ruff's defaults.
 DEFAULT_EXCLUDES = frozenset({
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",

@@ -8,10 +8,10 @@ from typing import Callable, Optional
 import libcst as cst
 
 from . import source as src
-from . import suppression
+from . import notebook, suppression
 from .config import Settings
 from .context import Context
-from .diagnostics import (DECODE_ERROR, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, Diagnostic,
+from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, Diagnostic,
                           FileResult)
 from .fixer import applicable, apply_edits, parses
 from .names import Names
@@ -128,7 +128,33 @@ def check_file(path: str, settings: Settings, rules=None, display: Optional[str]
         r = FileResult(path=shown)
         r.diagnostics.append(_engine_diagnostic(READ_ERROR, shown, f"cannot read: {exc.strerror or exc}"))
         return r
+    if path.endswith(".ipynb"):
+        return check_notebook(data, shown, settings, rules)
     return check_bytes(data, shown, settings, rules)
+
+
+def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> FileResult:
+    result = FileResult(path=path)
+    try:
+        nb = notebook.load(data)
+    except notebook.NotebookError as exc:
+        result.diagnostics.append(_engine_diagnostic(DECODE_ERROR, path, str(exc)))
+        return result
+    joined = notebook.join(nb)
+    deps: set = set()
+    diagnostics, fixed, applied = check_text(joined.text, path, settings, rules, deps)
+    result.diagnostics = [m for m in (notebook.map_diagnostic(d, joined) if d.code not in ENGINE_CODES else d
+                                      for d in diagnostics) if m is not None]
+    result.dependencies = tuple(sorted(deps))
+    if fixed is not None:
+        try:
+            result.fixed_source = notebook.dump(notebook.split(fixed, joined, nb)).decode("utf-8")
+        except notebook.NotebookError as exc:
+            result.diagnostics.append(_engine_diagnostic(INTERNAL_ERROR, path, f"fixes not applied: {exc}"))
+            return result
+        result.fixes_applied = applied
+        result.original_source = data.decode("utf-8", "replace")
+    return result
 
 
 def write_fixed(path: str, result: FileResult) -> Optional[str]:

@@ -13,9 +13,14 @@ from .fixer import apply_edits
 FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab")
 
 
+def location(d: Diagnostic) -> str:
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{d.path}:{cell}{d.line}:{d.column}"
+
+
 def concise(d: Diagnostic) -> str:
     mark = " [*]" if d.fix is not None and d.fix.safe else ""
-    return f"{d.path}:{d.line}:{d.column}: {d.code}{mark} {d.message}"
+    return f"{location(d)}: {d.code}{mark} {d.message}"
 
 
 def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
@@ -38,7 +43,7 @@ def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
 
 def full(d: Diagnostic, source: str | None) -> str:
     out = [concise(d)]
-    if source is not None:
+    if source is not None and d.cell is None:
         out.extend("  " + line for line in _frame(d, source.splitlines()))
     if d.when:
         out.append(f"  = when: {_when(d.when)}")
@@ -46,7 +51,7 @@ def full(d: Diagnostic, source: str | None) -> str:
         out.append(f"  = because: line {ev.line}: {ev.text}")
     if d.suggestion:
         out.append(f"  = help: {d.suggestion}")
-    if d.fix is not None and source is not None:
+    if d.fix is not None and source is not None and d.cell is None:
         fixed, _ = apply_edits(source, [d.fix])
         out.append(f"  = fix ({d.fix.applicability}): {d.fix.title}")
         diff = difflib.unified_diff(source.splitlines(), fixed.splitlines(), lineterm="", n=0)

@@ -26,7 +26,7 @@ def _cannot_match(path: str, tokens: tuple[bytes, ...]) -> bool:
             data = fh.read()
     except OSError:
         return False
-    if b"\0" in data or any(tok in data for tok in tokens):
+    if path.endswith(".ipynb") or b"\0" in data or any(tok in data for tok in tokens):
         return False
     try:
         data.decode("utf-8")

@@ -8,7 +8,7 @@ from dataclasses import replace
 import click
 
 from . import __version__
-from . import output, pyproject
+from . import noqa, output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
 from .diagnostics import INTERNAL_ERROR, READ_ERROR
 from .discovery import discover
@@ -57,13 +57,19 @@ def cli() -> None:
 @click.option("--force-exclude", is_flag=True, help="Apply exclusions to files named on the command line too.")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files .gitignore ignores (default: on).")
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file and rule.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: SPLnnn` to every line with a finding.")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
-          respect_gitignore, show_settings):
+          respect_gitignore, show_settings, show_fixes, add_noqa):
     """Check files and directories (default: the current directory)."""
     paths = list(paths) or ["."]
     if diff and fix:
         raise ConfigError("--diff and --fix cannot be used together: --diff shows the fixes without writing them")
+    if add_noqa and (fix or diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
+    if add_noqa and paths == ["-"]:
+        raise ConfigError("--add-noqa needs files, not stdin")
     if config_path is not None:
         file_config = pyproject.load(config_path)
     else:
@@ -117,7 +123,11 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         cache = None
         if not (no_cache or settings.fix):
             cache = Cache(cache_dir or default_directory(), settings.key())
-        for path, result in zip(found.files, check_files(found.files, settings, jobs, cache)):
+        progress = output.Progress(len(found.files)) if not quiet else None
+        checked = check_files(found.files, settings, jobs, cache, progress.step if progress else None)
+        if progress:
+            progress.done()
+        for path, result in zip(found.files, checked):
             results.append(result)
             if result.fixed_source is not None:
                 if diff:
@@ -134,16 +144,31 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                 except OSError:
                     pass
 
+    if add_noqa:
+        added = 0
+        for r in results:
+            count, problem = noqa.add(r.path, r.diagnostics)
+            added += count
+            if problem:
+                errors.append(problem)
+        for e in errors:
+            click.echo(f"sparselint: error: {e}", err=True)
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
+        sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
+
     diagnostics = [d for r in results for d in r.diagnostics]
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fix and paths == ["-"]) else sys.stdout
-    rendered = output.render(diagnostics, output_format, sources)
+    color = output.use_color(out)
+    rendered = output.render(diagnostics, output_format, sources, color=color)
     if rendered:
-        click.echo(rendered, file=out)
+        click.echo(rendered, file=out, color=color)
     if statistics and diagnostics:
         click.echo(output.statistics(diagnostics), file=out)
-    if output_format in ("concise", "full") and not quiet:
+    if show_fixes and fixed:
+        click.echo(output.fixes_applied(results), file=out)
+    if output_format in ("concise", "full") and not quiet and (diagnostics or fixed or not errors):
         fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.safe)
         click.echo(output.summary(len(diagnostics), 0 if fix else fixable, fixed), file=out)
     for e in errors:

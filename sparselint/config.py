@@ -46,7 +46,7 @@ class Settings:
 
     def key(self) -> str:
         """A stable description of everything that changes results, for the cache."""
-        return repr((sorted(r.code for r in self.rules()), self.fix, self.unsafe_fixes,
+        return repr((sorted(r.code for r in self.rules()), self.fix, self.unsafe_fixes, self.select, self.extend_select,
                      self.per_file_ignores, self.root if self.per_file_ignores else "",
                      self.target_torch_version))
 
@@ -64,6 +64,10 @@ def check_selectors(selectors: Iterable[str], option: str) -> list[str]:
         if not sel:
             continue
         upper = sel.upper()
+        from .diagnostics import UNUSED_NOQA
+        if upper == UNUSED_NOQA[0]:
+            out.append(upper)
+            continue
         if upper == "ALL" or any(_matches(upper, r) or _matches(sel, r) for r in all_rules()):
             out.append(upper if upper.startswith("SPL") or upper == "ALL" else sel)
             continue

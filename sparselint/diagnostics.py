@@ -103,6 +103,8 @@ DECODE_ERROR = ("SPL901", "decode-error")
 READ_ERROR = ("SPL902", "io-error")
 INTERNAL_ERROR = ("SPL903", "internal-error")
 ENGINE_CODES = {c for c, _ in (PARSE_ERROR, DECODE_ERROR, READ_ERROR, INTERNAL_ERROR)}
+# Opt-in (not part of ALL): a `# noqa: SPLnnn` that suppresses nothing.
+UNUSED_NOQA = ("SPL904", "unused-noqa")
 
 
 @dataclass
@@ -115,3 +117,4 @@ class FileResult:
     original_source: str | None = None
     # other files whose content these findings depend on (model classes defined there)
     dependencies: tuple[str, ...] = ()
+    fixed_codes: tuple[str, ...] = ()

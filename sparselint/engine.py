@@ -11,7 +11,7 @@ from . import source as src
 from . import notebook, suppression
 from .config import Settings
 from .context import Context
-from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, Diagnostic,
+from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, UNUSED_NOQA, Diagnostic,
                           FileResult)
 from .fixer import applicable, apply_edits, parses
 from .names import Names
@@ -67,13 +67,17 @@ def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> 
 
 
 def check_text(text: str, path: str, settings: Settings, rules=None,
-               dependencies: Optional[set] = None) -> tuple[list[Diagnostic], Optional[str], int]:
+               dependencies: Optional[set] = None,
+               fixed_codes: Optional[list] = None) -> tuple[list[Diagnostic], Optional[str], int]:
     """Findings after suppression; with fixes on, also the fixed text and how many fixes went in."""
     rules = settings.rules() if rules is None else rules
 
     def findings(t: str) -> list[Diagnostic]:
         sup = suppression.parse(t)
-        return [d for d in analyse(t, path, rules, dependencies) if not sup.suppresses(d.code, d.line)]
+        kept = [d for d in analyse(t, path, rules, dependencies) if not sup.suppresses(d.code, d.line)]
+        if UNUSED_NOQA[0] in settings.extend_select or UNUSED_NOQA[0] in settings.select:
+            kept.extend(suppression.unused(t, path, analyse(t, path, rules), UNUSED_NOQA))
+        return kept
 
     diagnostics = findings(text)
     if not settings.fix:
@@ -83,17 +87,19 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
         fixes = applicable(diagnostics, settings.unsafe_fixes)
         if not fixes:
             break
-        candidate, count = apply_edits(current, fixes)
+        candidate, went_in = apply_edits(current, fixes)
         if not parses(candidate):
             # Try the fixes one at a time, keeping only those that leave valid code.
-            candidate, count = current, 0
+            candidate, went_in = current, []
             for fix in fixes:
-                attempt, n = apply_edits(candidate, [fix])
-                if n and parses(attempt):
-                    candidate, count = attempt, count + 1
-        if count == 0 or candidate == current:
+                attempt, one = apply_edits(candidate, [fix])
+                if one and parses(attempt):
+                    candidate, went_in = attempt, went_in + one
+        if not went_in or candidate == current:
             break
-        current, applied = candidate, applied + count
+        if fixed_codes is not None:
+            fixed_codes.extend(d.code for d in diagnostics if any(d.fix is f for f in went_in))
+        current, applied = candidate, applied + len(went_in)
         diagnostics = findings(current)
     return sorted(diagnostics, key=Diagnostic.sort_key), (current if current != text else None), applied
 
@@ -106,8 +112,10 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
         result.diagnostics.append(_engine_diagnostic(DECODE_ERROR, path, f"cannot decode: {exc}"))
         return result
     deps: set = set()
-    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules, deps)
+    codes: list = []
+    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules, deps, codes)
     result.diagnostics = diagnostics
+    result.fixed_codes = tuple(codes)
     result.dependencies = tuple(sorted(deps))
     result.fixes_applied = applied
     if fixed is not None:

@@ -13,23 +13,23 @@ def applicable(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     return [d.fix for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe)]
 
 
-def apply_edits(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
+def apply_edits(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
     """Apply whole fixes whose edits do not overlap an earlier one; return the new text and
-    how many fixes went in."""
+    the fixes that went in."""
     starts = line_starts(text)
     taken: list[tuple[int, int]] = []
     chosen: list[tuple[int, int, str]] = []
-    count = 0
+    applied: list[Fix] = []
     for fix in sorted(fixes, key=lambda f: min(e.start for e in f.edits)):
         spans = [(offset(starts, *e.start), offset(starts, *e.end), e.text) for e in fix.edits]
         if any(_overlaps(a, b, x, y) for a, b, _ in spans for x, y in taken):
             continue
         taken.extend((a, b) for a, b, _ in spans)
         chosen.extend(spans)
-        count += 1
+        applied.append(fix)
     for a, b, new in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
         text = text[:a] + new + text[b:]
-    return text, count
+    return text, applied
 
 
 def _overlaps(a: int, b: int, x: int, y: int) -> bool:

@@ -18,9 +18,56 @@ def location(d: Diagnostic) -> str:
     return f"{d.path}:{cell}{d.line}:{d.column}"
 
 
-def concise(d: Diagnostic) -> str:
+def concise(d: Diagnostic, color: bool = False) -> str:
     mark = " [*]" if d.fix is not None and d.fix.safe else ""
+    if color:
+        return f"\x1b[1m{location(d)}\x1b[0m: \x1b[1;31m{d.code}\x1b[0m{mark} {d.message}"
     return f"{location(d)}: {d.code}{mark} {d.message}"
+
+
+def use_color(stream) -> bool:
+    """Colour only on a terminal; NO_COLOR turns it off and FORCE_COLOR on (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class Progress:
+    """`checked N/M files` on stderr, for long runs on a terminal only."""
+
+    MIN_FILES = 200
+
+    def __init__(self, total: int):
+        import sys
+        self.total, self.count, self.stream = total, 0, sys.stderr
+        self.enabled = total >= self.MIN_FILES and self.stream.isatty()
+        self._last = -1
+
+    def step(self, n: int) -> None:
+        if not self.enabled:
+            return
+        self.count += n
+        percent = self.count * 100 // max(self.total, 1)
+        if percent != self._last:
+            self._last = percent
+            self.stream.write(f"\rsparselint: checked {self.count}/{self.total} files")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def fixes_applied(results) -> str:
+    from collections import Counter
+    lines = ["Fixes applied:"]
+    for r in results:
+        for code, n in sorted(Counter(r.fixed_codes).items()):
+            lines.append(f"  {r.path}: {n} x {code}")
+    return "\n".join(lines)
 
 
 def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
@@ -150,7 +197,7 @@ def gitlab(diagnostics: list[Diagnostic]) -> list:
     return out
 
 
-def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str]) -> str:
+def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str], color: bool = False) -> str:
     if fmt == "json":
         return json.dumps([d.to_json() for d in diagnostics], indent=2)
     if fmt == "sarif":
@@ -161,7 +208,7 @@ def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str]) -> 
         return "\n".join(github(d) for d in diagnostics)
     if fmt == "full":
         return "\n\n".join(full(d, sources.get(d.path)) for d in diagnostics)
-    return "\n".join(concise(d) for d in diagnostics)
+    return "\n".join(concise(d, color) for d in diagnostics)
 
 
 def statistics(diagnostics: Iterable[Diagnostic]) -> str:

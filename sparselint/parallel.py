@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Optional
+from typing import Callable, Optional
 
 from .cache import Cache
 from .config import Settings
@@ -36,7 +36,8 @@ def _cannot_match(path: str, tokens: tuple[bytes, ...]) -> bool:
 
 
 def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None,
-                cache: Optional[Cache] = None) -> list[FileResult]:
+                cache: Optional[Cache] = None, progress: Optional[Callable[[int], None]] = None) -> list[FileResult]:
+    step = progress or (lambda n: None)
     results: list[Optional[FileResult]] = [None] * len(paths)
     # The prefilter runs here, before any worker starts: most files of a large tree end here.
     tokens = tuple(t.encode() for t in prefilter_tokens(settings.rules()))
@@ -44,20 +45,27 @@ def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None
     for i, path in enumerate(paths):
         if not settings.per_file_ignores and _cannot_match(path, tokens):
             results[i] = FileResult(path=path)
+            step(1)
             continue
         hit = cache.get(path) if cache is not None else None
         if hit is None:
             todo.append(i)
         else:
             results[i] = hit
+            step(1)
     jobs = jobs or os.cpu_count() or 1
     jobs = min(jobs, max(1, len(todo) // MIN_FILES_PER_WORKER))
+    fresh = []
     if jobs <= 1:
         rules = settings.rules()
-        fresh = [check_file(paths[i], settings, rules) for i in todo]
+        for i in todo:
+            fresh.append(check_file(paths[i], settings, rules))
+            step(1)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            fresh = list(pool.map(_check_one, [(paths[i], settings) for i in todo], chunksize=2))
+            for result in pool.map(_check_one, [(paths[i], settings) for i in todo], chunksize=2):
+                fresh.append(result)
+                step(1)
     for i, result in zip(todo, fresh):
         results[i] = result
         if cache is not None and not any(d.code.startswith("SPL90") for d in result.diagnostics):

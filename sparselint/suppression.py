@@ -57,3 +57,23 @@ def parse(source: str) -> Suppressions:
             sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
     sup.file = frozenset(file_codes)
     return sup
+
+
+def unused(source: str, path: str, raw, kind: tuple[str, str]):
+    """Diagnostics for `# noqa` comments (of SPL codes) that suppress no finding."""
+    from .diagnostics import Diagnostic
+    sup = parse(source)
+    hits: dict[int, set[str]] = {}
+    for d in raw:
+        hits.setdefault(d.line, set()).add(d.code)
+    out = []
+    for line, codes in sorted(sup.lines.items()):
+        found = hits.get(line, set())
+        if ALL in codes:
+            stale = [] if found else ["noqa"]
+        else:
+            stale = sorted(c for c in codes if c.startswith("SPL") and c not in found)
+        if stale:
+            out.append(Diagnostic(code=kind[0], name=kind[1], path=path, line=line, column=1, end_line=line,
+                                  end_column=1, message=f"unused `# noqa` directive ({', '.join(stale)})"))
+    return out

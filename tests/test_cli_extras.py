@@ -1,0 +1,67 @@
+"""What users of ruff expect beyond the basics: --show-fixes, --add-noqa, unused noqa,
+colour only on a terminal, and a progress line for long runs."""
+import os
+import pty
+import subprocess
+import sys
+
+BAD = ("import torch\nadj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\nprint(adj.values())\n"
+       "s = torch.eye(3).to_sparse().requires_grad_()\ns.values().mul_(2)\n")
+
+
+def test_show_fixes(cli, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BAD)
+    r = cli("--fix", "--show-fixes", str(path))
+    assert f"  {path}: 1 x SPL001" in r.stdout
+    assert r.returncode == 1  # SPL102 has only an unsafe fix and remains
+
+
+def test_add_noqa_adopts_a_codebase(cli, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BAD.replace("print(adj.values())", "print(adj.values())  # noqa: E501"))
+    r = cli("--add-noqa", str(path))
+    assert r.returncode == 0 and "Added 2 noqa directives." in r.stdout
+    text = path.read_text()
+    assert "print(adj.values())  # noqa: E501, SPL001\n" in text
+    assert "s.values().mul_(2)  # noqa: SPL102\n" in text
+    assert cli("--no-cache", str(path)).returncode == 0
+
+
+def test_unused_noqa_is_opt_in(cli, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nx = torch.ones(2).to_sparse()  # noqa: SPL001\ny = 1  # noqa: E501\n")
+    assert cli("--no-cache", str(path)).returncode == 0
+    r = cli("--no-cache", "--extend-select", "SPL904", str(path))
+    assert r.returncode == 1
+    assert [l.split(": ", 1)[1] for l in r.stdout.splitlines() if "SPL904" in l] == [
+        "SPL904 unused `# noqa` directive (SPL001)"]
+
+
+def test_colour_only_when_asked_or_on_a_terminal(cli, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BAD)
+    assert "\x1b[" not in cli("--no-cache", str(path)).stdout
+    assert "\x1b[1;31mSPL001\x1b[0m" in cli("--no-cache", str(path), env={"FORCE_COLOR": "1"}).stdout
+    assert "\x1b[" not in cli("--no-cache", str(path), env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+
+
+def test_progress_on_a_terminal(tmp_path):
+    for i in range(210):
+        (tmp_path / f"m{i}.py").write_text("x = 1\n")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-m", "sparselint", "--no-cache", "-j", "1", str(tmp_path)])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    assert b"sparselint: checked 210/210 files" in out
+    piped = subprocess.run([sys.executable, "-m", "sparselint", "--no-cache", str(tmp_path)], capture_output=True)
+    assert b"checked" not in piped.stderr

@@ -59,6 +59,7 @@ class NoSparseBackward(Rule):
     name = "no-sparse-backward"
     error = "NotImplementedError: Could not run 'aten::tanh_backward' with arguments from the 'SparseCPU' backend"
     when = "backward"
+    op_table = api.NO_SPARSE_BACKWARD
     hazards = ("28", "29", "30", "31", "32", "33", "34", "35", "36")
     valid = (
         "import torch\nv = torch.ones(3, requires_grad=True)\ns = torch.sparse_coo_tensor(i, v, (3, 3))\n"

@@ -44,6 +44,7 @@ class UnsupportedSparseOp(Rule):
     name = "unsupported-sparse-op"
     error = "NotImplementedError: Could not run 'aten::mean.dim' with arguments from the 'SparseCPU' backend"
     when = "line"
+    op_table = api.NO_SPARSE_FORWARD
     hazards = ("37",)
     valid = (
         "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3))\nm = torch.sparse.sum(s) / s.numel()\n",

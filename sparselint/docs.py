@@ -1,6 +1,7 @@
-"""Documentation generated from the rule docs: the README's rule table.
+"""Documentation generated from the rule docs: the README's rule table and one page per
+rule under docs/rules/.
 
-`python -m sparselint.docs` rewrites the table in README.md; a test fails when it is stale.
+`python -m sparselint.docs` rewrites both; a test fails when either is stale.
 """
 from __future__ import annotations
 
@@ -21,19 +22,68 @@ def rule_table() -> str:
     return "\n".join(rows)
 
 
+WHEN = {"line": "at the offending line", "backward": "at the next `.backward()`",
+        "step": "at `optimizer.step()`", "silent": "never: the result is silently wrong",
+        "construct": "when the optimizer is built"}
+
+
+def rule_page(rule) -> str:
+    doc = rule.doc().replace("## ", "### ")
+    fix = "none"
+    if rule.fix_title:
+        fix = f"{rule.fix_title} (see Fix safety)"
+    return (f"# {rule.code}: {rule.name}\n\n"
+            f"- **Fails with:** `{rule.error}`\n"
+            f"- **When:** {WHEN[rule.when]}\n"
+            f"- **Verified with torch:** {', '.join(rule.torch_versions)}\n"
+            f"- **Hazards:** {', '.join(rule.hazards)}\n"
+            f"- **Fix:** {fix}\n"
+            f"- **Fixtures:** `fixtures/{rule.code}/`\n\n"
+            f"{doc}\n" + op_table(rule))
+
+
+def op_table(rule) -> str:
+    table = getattr(rule, "op_table", None)
+    if not table:
+        return ""
+    rows = ["", "### Ops", "", "| op | what torch raises | verified with torch |", "|---|---|---|"]
+    rows += [f"| `{op}` | `{error}` | {', '.join(versions)} |" for op, (error, versions) in sorted(table.items())]
+    return "\n".join(rows) + "\n"
+
+
+def rule_pages() -> dict[str, str]:
+    """File name -> content of every page under docs/rules/, index included."""
+    pages = {f"{r.code}.md": rule_page(r) for r in all_rules()}
+    index = ["# Rules\n", "| code | name | summary |", "|---|---|---|"]
+    index += [f"| [{r.code}]({r.code}.md) | {r.name} | {r.summary()} |" for r in all_rules()]
+    pages["README.md"] = "\n".join(index) + "\n"
+    return pages
+
+
 def update_readme(text: str) -> str:
     block = f"{START}\n{rule_table()}\n{END}"
     return re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
 
 
 def main(argv=None) -> int:
-    path = (argv or sys.argv[1:] or ["README.md"])[0]
-    with open(path, encoding="utf-8") as fh:
+    import os
+    root = (argv or sys.argv[1:] or ["."])[0]
+    readme = os.path.join(root, "README.md")
+    with open(readme, encoding="utf-8") as fh:
         text = fh.read()
     new = update_readme(text)
     if new != text:
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(readme, "w", encoding="utf-8") as fh:
             fh.write(new)
+    folder = os.path.join(root, "docs", "rules")
+    os.makedirs(folder, exist_ok=True)
+    pages = rule_pages()
+    for name in os.listdir(folder):
+        if name.endswith(".md") and name not in pages:
+            os.remove(os.path.join(folder, name))
+    for name, content in pages.items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+            fh.write(content)
     return 0
 
 

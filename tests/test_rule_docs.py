@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from sparselint.docs import START, END, update_readme
+from sparselint.docs import START, END, rule_pages, update_readme
 from sparselint.rule import HEADINGS, all_rules, doc_sections
 
 from conftest import ROOT
@@ -43,3 +43,13 @@ def test_readme_rule_table_is_current():
         text = fh.read()
     assert START in text and END in text
     assert update_readme(text) == text, "README rule table is stale: run `python -m sparselint.docs`"
+
+
+def test_rule_reference_pages_are_current():
+    folder = os.path.join(ROOT, "docs", "rules")
+    pages = rule_pages()
+    on_disk = sorted(f for f in os.listdir(folder) if f.endswith(".md"))
+    assert on_disk == sorted(pages), "docs/rules is stale: run `python -m sparselint.docs`"
+    for name, content in pages.items():
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            assert fh.read() == content, f"docs/rules/{name} is stale: run `python -m sparselint.docs`"

@@ -59,9 +59,11 @@ def cli() -> None:
 @click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file and rule.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: SPLnnn` to every line with a finding.")
+@click.option("--file-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds one file may take before it is skipped with SPL905.")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
-          respect_gitignore, show_settings, show_fixes, add_noqa):
+          respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout):
     """Check files and directories (default: the current directory)."""
     paths = list(paths) or ["."]
     if diff and fix:
@@ -85,6 +87,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(file_config.per_file_ignores.items())),
         root=file_config.root,
         target_torch_version=file_config.target_torch_version or "",
+        file_timeout=file_timeout,
     )
     fix = settings.fix and not diff
     output_format = output_format or file_config.output_format or "concise"
@@ -120,6 +123,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                          respect_gitignore=gitignore)
         for missing in found.missing:
             errors.append(f"{missing}: no such file or directory")
+        for skipped, why in found.skipped:
+            click.echo(f"sparselint: warning: skipped {skipped}: {why}", err=True)
         cache = None
         if not (no_cache or settings.fix):
             cache = Cache(cache_dir or default_directory(), settings.key())

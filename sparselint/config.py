@@ -22,6 +22,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: str = ""
     target_torch_version: str = ""
+    file_timeout: float = 60.0
 
     def rules(self) -> tuple[type[Rule], ...]:
         return resolve(self.select, self.ignore, self.extend_select)

@@ -102,7 +102,8 @@ PARSE_ERROR = ("SPL900", "syntax-error")
 DECODE_ERROR = ("SPL901", "decode-error")
 READ_ERROR = ("SPL902", "io-error")
 INTERNAL_ERROR = ("SPL903", "internal-error")
-ENGINE_CODES = {c for c, _ in (PARSE_ERROR, DECODE_ERROR, READ_ERROR, INTERNAL_ERROR)}
+TIMEOUT = ("SPL905", "timeout")
+ENGINE_CODES = {c for c, _ in (PARSE_ERROR, DECODE_ERROR, READ_ERROR, INTERNAL_ERROR, TIMEOUT)}
 # Opt-in (not part of ALL): a `# noqa: SPLnnn` that suppresses nothing.
 UNUSED_NOQA = ("SPL904", "unused-noqa")
 

@@ -19,6 +19,7 @@ DEFAULT_EXCLUDES = frozenset({
 class Discovery:
     files: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _excluded(path: str, patterns: tuple[str, ...], root: str) -> bool:
@@ -78,8 +79,14 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), root: str = "",
                                  and not _excluded(os.path.join(base, d), exclude, root))
                 for name in sorted(files):
                     full = os.path.join(base, name)
-                    if name.endswith(SOURCE_SUFFIXES) and os.path.isfile(full):
+                    if not name.endswith(SOURCE_SUFFIXES):
+                        continue
+                    if os.path.isfile(full):
                         add(full, explicit=False)
+                    elif os.path.islink(full):
+                        found.skipped.append((full, "broken or looping symbolic link"))
+        elif os.path.islink(path):
+            found.missing.append(path + " (broken or looping symbolic link)")
         else:
             found.missing.append(path)
     if respect_gitignore and walked:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections import defaultdict
 from typing import Callable, Optional
 
@@ -11,7 +13,7 @@ from . import source as src
 from . import notebook, suppression
 from .config import Settings
 from .context import Context
-from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, UNUSED_NOQA, Diagnostic,
+from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, TIMEOUT, UNUSED_NOQA, Diagnostic,
                           FileResult)
 from .fixer import applicable, apply_edits, parses
 from .names import Names
@@ -62,6 +64,8 @@ def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> 
         return ctx.diagnostics
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
+    except _OutOfTime:
+        raise
     except Exception as exc:  # a bug of ours must not stop the run
         return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
 
@@ -125,7 +129,44 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
     return result
 
 
+class _OutOfTime(Exception):
+    pass
+
+
+_ARMED = {"on": False}
+
+
+def _alarm(signum, frame):
+    # Raise only while a file is being checked: a late signal must not hit other code.
+    if _ARMED["on"]:
+        _ARMED["on"] = False
+        raise _OutOfTime()
+
+
 def check_file(path: str, settings: Settings, rules=None, display: Optional[str] = None) -> FileResult:
+    """Check one file within the per-file time budget, so one pathological file cannot hang a run."""
+    budget = settings.file_timeout
+    if not budget or threading.current_thread() is not threading.main_thread():
+        return _check_file(path, settings, rules, display)
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        try:
+            _ARMED["on"] = True
+            signal.setitimer(signal.ITIMER_REAL, budget)
+            return _check_file(path, settings, rules, display)
+        finally:
+            _ARMED["on"] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _OutOfTime:
+        r = FileResult(path=display or path)
+        r.diagnostics.append(_engine_diagnostic(TIMEOUT, display or path,
+                                                f"skipped: checking took longer than {budget:g} s"))
+        return r
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _check_file(path: str, settings: Settings, rules=None, display: Optional[str] = None) -> FileResult:
     shown = display or path
     if rules is None or settings.per_file_ignores:
         rules = settings.rules_for(path)
@@ -169,8 +210,12 @@ def write_fixed(path: str, result: FileResult) -> Optional[str]:
     """Write a fixed file back; return an error message instead of raising."""
     if result.fixed_source is None:
         return None
-    if not os.access(path, os.W_OK):
-        return f"{result.path}: not writable, fixes not applied"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"{result.path}: fixes not written: {exc}"
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        return f"{result.path}: read-only (not writable), fixes not applied"
     try:
         src.write_atomic(path, src.encode(result.fixed_source, result.encoding))
     except (OSError, UnicodeEncodeError) as exc:

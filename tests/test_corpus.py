@@ -1,0 +1,23 @@
+"""The real-world corpus (../shared/corpus/fetch.sh: torch, torch_geometric, torchrec sources)
+linted with no internal error. Skipped, with the reason, when the corpus is absent."""
+import os
+import re
+
+import pytest
+
+CORPUS = os.environ.get("SPARSELINT_CORPUS", os.path.expanduser("~/.cache/sparselint-corpus"))
+PARTS = ("torch", "torch_geometric", "torchrec")
+
+
+@pytest.mark.skipif(not all(os.path.isdir(os.path.join(CORPUS, p)) for p in PARTS),
+                    reason=f"corpus not found at {CORPUS}: run ../shared/corpus/fetch.sh")
+def test_corpus_lints_without_internal_error(cli, tmp_path):
+    paths = [os.path.join(CORPUS, p) for p in PARTS]
+    r = cli("--no-cache", "--output-format", "json", *paths)
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    import json
+    findings = json.loads(r.stdout)
+    assert not [f for f in findings if f["code"] in ("SPL903", "SPL905")], findings
+    counted = sum(1 for p in paths for _, _, files in os.walk(p) for f in files if f.endswith(".py"))
+    assert counted > 3000

@@ -80,11 +80,16 @@ class ProjectIndex:
     def __init__(self):
         self._files: dict[tuple, Optional[tuple[ast.Module, dict[str, str], str]]] = {}
         self._trail: Optional[set[str]] = None
+        self._texts: dict[str, str] = {}
 
     # -- files and imports -------------------------------------------------------------
 
     def _load(self, path: str, text: Optional[str] = None):
         path = os.path.abspath(path)
+        if text is None:
+            text = self._texts.get(path)
+        else:
+            self._texts[path] = text  # the text being checked wins over what is on disk
         try:
             if text is not None:
                 key = (path, hash(text))

@@ -31,12 +31,17 @@ def pre_commit_home(tmp_path_factory):
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def test_check_hook_fails_on_a_staged_hazard_and_passes_once_fixed(tmp_path, pre_commit_home):
+def staged_repo(tmp_path, name, text):
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "model.py").write_text(BAD)
-    git(repo, "add", "model.py")
+    (repo / name).write_text(text)
+    git(repo, "add", name)
+    return repo
+
+
+def test_check_hook_fails_on_a_staged_hazard_and_passes_once_fixed(tmp_path, pre_commit_home):
+    repo = staged_repo(tmp_path, "model.py", BAD)
     r = try_repo(repo, "sparselint", pre_commit_home)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "model.py:3:7: SPL001" in r.stdout
@@ -47,22 +52,14 @@ def test_check_hook_fails_on_a_staged_hazard_and_passes_once_fixed(tmp_path, pre
 
 
 def test_fix_hook_rewrites_the_file(tmp_path, pre_commit_home):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "model.py").write_text(BAD)
-    git(repo, "add", "model.py")
+    repo = staged_repo(tmp_path, "model.py", BAD)
     r = try_repo(repo, "sparselint-fix", pre_commit_home)
     assert r.returncode == 1  # pre-commit fails a hook that changed files
     assert (repo / "model.py").read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
 
 
 def test_no_staged_python_files_is_a_pass(tmp_path, pre_commit_home):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    (repo / "README.md").write_text("hello\n")
-    git(repo, "add", "README.md")
+    repo = staged_repo(tmp_path, "README.md", "hello\n")
     r = try_repo(repo, "sparselint", pre_commit_home)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "(no files to check)Skipped" in r.stdout.replace(".", "").replace(" ", "") or "Skipped" in r.stdout

@@ -262,8 +262,10 @@ class ProjectIndex:
                 total = total.union(sub[0])
                 if sub[1] is None:
                     parts = None
+                elif parts is not None and sub[1]:
+                    parts.extend((f"{i}.{p}", f) for p, f in sub[1])
                 elif parts is not None:
-                    parts.extend((f"{i}.{p}", f) for p, f in sub[1]) if sub[1] else parts.append((str(i), sub[0]))
+                    parts.append((str(i), sub[0]))  # the item is itself a parameter
                 if sub[2]:
                     evs.append(sub[2])
             return total, (tuple(parts) if parts is not None else None), "; ".join(evs)

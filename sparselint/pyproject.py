@@ -1,7 +1,6 @@
 """`[tool.sparselint]` in pyproject.toml: finding it, reading it, and refusing what is wrong."""
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -37,14 +36,6 @@ class FileConfig:
     @property
     def root(self) -> str:
         return os.path.dirname(self.path) if self.path else os.getcwd()
-
-    def ignored_for(self, path: str) -> list[str]:
-        rel = os.path.relpath(os.path.abspath(path), self.root)
-        out = []
-        for pattern, codes in self.per_file_ignores.items():
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
-                out.extend(codes)
-        return out
 
 
 def find(start: str) -> Optional[str]:

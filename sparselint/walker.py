@@ -286,12 +286,10 @@ class Walker:
         q = names.qualify(func)
         if q in api.GRAD_MODES:
             if q == "torch.inference_mode" and isinstance(expr, cst.Call) and expr.args:
-                from .inference import literal
                 if literal(expr.args[0].value) is False:
                     return None
             return api.GRAD_MODES[q]
         if q == api.SET_GRAD_ENABLED and isinstance(expr, cst.Call) and expr.args:
-            from .inference import literal
             v = literal(expr.args[0].value)
             return v if isinstance(v, bool) else None
         return None

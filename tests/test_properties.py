@@ -69,6 +69,7 @@ def test_generated_sparse_programs(source):
         assert again is None, "a second --fix changed the code again"
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
 def test_arbitrary_python_never_crashes_the_engine(source):

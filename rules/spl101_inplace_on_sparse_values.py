@@ -76,7 +76,7 @@ class InplaceOnSparseValues(Rule):
             message = (f"in-place write to `{what}.values()` of a {describe_layout(t)} tensor in an autograd graph "
                        "raises `RuntimeError: Sparse CSR tensors do not have strides` at this line")
             when = "line"
-        elif t.is_coo and t.coalesced is True and ctx.backward_follows(node):
+        elif t.is_coo and t.coalesced is True and ctx.backward_follows(node, mc[0]):
             message = (f"in-place write to `{what}.values()` of a sparse tensor in an autograd graph "
                        "makes the next backward fail (`NotImplementedError: Could not run "
                        "'aten::new_empty_strided' ... 'SparseCPU'` or `RuntimeError: unsupported operation: "

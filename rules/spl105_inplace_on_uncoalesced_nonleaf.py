@@ -84,7 +84,7 @@ class InplaceOnUncoalescedNonleaf(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         mc = method_call(node)
-        if mc is None or not is_inplace_method(mc[1]) or not ctx.backward_follows(node):
+        if mc is None or not is_inplace_method(mc[1]) or not ctx.backward_follows(node, mc[0]):
             return
         t = self._flagged(mc[0], ctx)
         if t is None:
@@ -98,7 +98,7 @@ class InplaceOnUncoalescedNonleaf(Rule):
         self._report(node, mc[0], f".{mc[1]}()", t, fix, ctx)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
-        if not ctx.backward_follows(node):
+        if not ctx.backward_follows(node, node.target):
             return
         t = self._flagged(node.target, ctx)
         if t is None:

@@ -64,7 +64,7 @@ class ModifiedBeforeBackward(Rule):
 
     def _check(self, node, target, op, ctx) -> None:
         saved = ctx.saved_for_backward(target)
-        if saved is None or not ctx.backward_follows(node):
+        if saved is None or not ctx.backward_follows(node, target):
             return
         t = ctx.tensor(target)
         what = ctx.code(target)

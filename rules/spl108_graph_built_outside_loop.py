@@ -68,11 +68,13 @@ class GraphBuiltOutsideLoop(Rule):
                 return
         rebuilt = ctx.assigned_in(loop)
         reported = set()
-        for name in ctx.names_used_in(loop.body):
+        for name in ctx.operands_in(loop.body):
             if name.value in rebuilt or name.value in reported:
                 continue
             t = ctx.tensor(name)
-            if t is None or not t.is_sparse or t.grad != NONLEAF:
+            # The constructor's backward saves its output; conversions such as
+            # `w.to_sparse()` save nothing, and a second backward through them works.
+            if t is None or not t.is_sparse or t.grad != NONLEAF or t.origin != "constructor":
                 continue
             reported.add(name.value)
             ctx.report(self, name,

@@ -41,6 +41,10 @@ from sparselint.rule import Rule
 from ._common import method_call, write_method
 
 
+_METADATA = frozenset({"numel", "nelement", "shape", "size", "dtype", "device", "dim", "ndim", "is_cuda",
+                       "detach", "item", "tolist", "cpu", "numpy"})
+
+
 class PrivateValuesCutGradient(Rule):
     code = "SPL203"
     name = "private-values-cut-gradient"
@@ -65,8 +69,11 @@ class PrivateValuesCutGradient(Rule):
             return
         if write_method(ctx, node) is not None:
             return
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr.value in _METADATA:
+            return  # `adj._values().numel()`, `.shape`, `.detach()`: nothing flows into a loss
         t = ctx.tensor(mc[0])
-        if t is None or not t.is_coo or t.grad != NONLEAF or not ctx.backward_follows(node):
+        if t is None or not t.is_coo or t.grad != NONLEAF or not ctx.backward_follows(node, mc[0]):
             return
         what = ctx.code(mc[0])
         ctx.report(self, node,

@@ -54,6 +54,30 @@ _PRODUCTS = {
 _REDUCE_ERRORS = "RuntimeError: _sparse_sum_backward_cpu: expected grad_ Tensor to be sparse, but got dense (or a related error)"
 
 
+_INSPECTING_METHODS = frozenset({"item", "tolist", "detach", "cpu", "numpy"})
+_INSPECTING_FUNCTIONS = frozenset({"print", "float", "int", "str", "repr", "format", "len"})
+_LOGGING_METHODS = frozenset({"info", "debug", "warning", "log", "add_scalar", "write"})
+
+
+def _only_inspected(node, ctx) -> bool:
+    """The op's result is read for logging (`.item()`, `print(...)`, an f-string), not used
+    in the loss, so no backward goes through it."""
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return parent.attr.value in _INSPECTING_METHODS
+    if isinstance(parent, cst.FormattedStringExpression):
+        return True
+    if isinstance(parent, cst.Arg):
+        call = ctx.parent(parent)
+        if isinstance(call, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Name):
+                return func.value in _INSPECTING_FUNCTIONS
+            if isinstance(func, cst.Attribute):
+                return func.attr.value in _LOGGING_METHODS
+    return False
+
+
 class NoSparseBackward(Rule):
     code = "SPL502"
     name = "no-sparse-backward"
@@ -81,8 +105,8 @@ class NoSparseBackward(Rule):
             return None
         return t
 
-    def _report(self, node, t, what, error, ctx):
-        if not ctx.backward_follows(node):
+    def _report(self, node, t, what, error, ctx, subject=None):
+        if _only_inspected(node, ctx) or not ctx.backward_follows(node, subject):
             return
         ctx.report(self, node, f"{what} in an autograd graph: the next backward raises `{error}`",
                    evidence=t.evidence, suggestion="see `sparselint rule SPL502` for the rewrite of this op")

@@ -59,7 +59,7 @@ class CompressedBackwardGap(Rule):
         if not ctx.grad_enabled:
             return
         t = ctx.tensor(operand)
-        if t is None or t.layout not in _LAYOUTS or t.grad != LEAF or not ctx.backward_follows(node):
+        if t is None or t.layout not in _LAYOUTS or t.grad != LEAF or not ctx.backward_follows(node, operand):
             return
         ctx.report(self, node, f"{what} of a {describe_layout(t)} leaf has no backward for that layout: "
                    "the next backward raises (`Sparse CSC tensors do not have is_contiguous` or "

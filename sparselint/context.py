@@ -12,7 +12,7 @@ from .diagnostics import Diagnostic, Edit, Evidence, Fix
 from .facts import Fact, Tensor
 from .names import Names, dotted
 from .tree import Order
-from .syntax import assigned_names, backward_calls, contains_backward, names_read
+from .syntax import assigned_names, backward_calls, contains_backward, names_read, operand_names
 
 # In-place methods that do not write the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
@@ -137,10 +137,13 @@ class Context:
             return self.parent(parent)
         return None
 
-    def backward_follows(self, node: cst.CSTNode) -> bool:
-        """A backward call comes later in this scope, or in a loop around this statement."""
-        if any(self.loop_has_backward(loop) for loop in self.loops):
-            return True
+    def backward_follows(self, node: cst.CSTNode, subject: Optional[cst.BaseExpression] = None) -> bool:
+        """A backward call comes later in this scope, or in a loop around this statement that
+        does not rebuild `subject` on each iteration."""
+        root = (dotted(subject) or "").split(".")[0] if subject is not None else ""
+        for loop in self.loops:
+            if self.loop_has_backward(loop) and not (root and root in self.assigned_in(loop)):
+                return True
         if not self.scope.backward_calls:
             return False
         if self._order is None:
@@ -165,6 +168,16 @@ class Context:
     def names_used_in(self, node: cst.CSTNode) -> list[cst.Name]:
         """Name nodes read in a block, in source order, outside nested functions."""
         return names_read(node)
+
+    def operands_in(self, node: cst.CSTNode) -> list[cst.Name]:
+        """Names that feed computations in a block, outside `torch.no_grad()` blocks."""
+        def no_grad(with_node: cst.With) -> bool:
+            for item in with_node.items:
+                expr = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if self.inference.names.qualify(expr) in ("torch.no_grad", "torch.inference_mode"):
+                    return True
+            return False
+        return operand_names(node, no_grad)
 
     def backward_calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
         return backward_calls(node)

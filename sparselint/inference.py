@@ -17,7 +17,7 @@ from . import torchapi as api
 from .diagnostics import Evidence
 from .facts import (LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Scalar, Tensor, element_of, join,
                     union_flags, union_params)
-from .models import DENSE, SPARSE, UNKNOWN, Flags
+from .models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flags
 from .names import Names, dotted
 from .tree import children
 
@@ -417,6 +417,13 @@ class Inference:
                     if value is not None:
                         return _literal_tensor(value, tensors[0])
             return None
+        if q in api.LIKE_FACTORIES:
+            src = arg(node, 0, "input")
+            st = self.tensor(src, state) if src is not None else None
+            if st is None or st.layout != "strided":
+                return None
+            rg = literal(arg(node, None, "requires_grad"))
+            return Tensor(layout="strided", grad=LEAF if rg is True else NOGRAD, origin="factory", shape=st.shape)
         if q in api.DENSE_FACTORIES:
             rg_node = arg(node, None, "requires_grad")
             rg = literal(rg_node)
@@ -443,6 +450,8 @@ class Inference:
             mode = literal(arg(node, None, "mode"))
             kind = api.EMBEDDINGS[q]
             flags = SPARSE if sparse is True else DENSE if arg(node, None, "sparse") is None or sparse is False else UNKNOWN
+            if q.endswith("from_pretrained") and literal(arg(node, None, "freeze")) is not False:
+                flags = NO_GRADS  # frozen: its weight never gets a gradient
             m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
             if flags is SPARSE:
                 m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
@@ -718,6 +727,12 @@ class Inference:
         if recv_path is None:
             return
         recv = state.env.get(recv_path) or self.lookup(recv_path, state)
+        if method == "requires_grad_" and literal(arg(call, 0, "requires_grad")) is False:
+            owner = recv_path[: -len(".weight")] if recv_path.endswith(".weight") else recv_path
+            module = state.env.get(owner)
+            if isinstance(module, Module) and module.kind in ("Embedding", "EmbeddingBag"):
+                state.env[owner] = replace(module, flags=NO_GRADS, parts=(("weight", NO_GRADS),))
+                return
         if isinstance(recv, Tensor):
             if method == "requires_grad_":
                 state.env[recv_path] = self._tensor_method(recv, method, call, state, where)
@@ -810,6 +825,8 @@ def _params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
         flags = DENSE
     else:
         flags = Flags(None, None, None)
+    if t.is_sparse and t.grad == NOGRAD:
+        return Params(flags=Flags(False, False, None), paths=(path,) if path else (), evidence=t.evidence)
     if t.is_sparse:
         flags = Flags(flags.has_sparse, flags.has_dense, True)
     elif t.layout == "strided":

@@ -183,8 +183,9 @@ class ProjectIndex:
         cls = self._class(qualname, importer, text)
         if cls is None:
             return None
-        is_module, parts_list, evidence = False, [], []
-        flags = NONE
+        is_module, evidence = False, []
+        entries: dict[str, tuple[Flags, Optional[tuple]]] = {}  # attribute -> (flags, leaf parts)
+        inherited = NONE
         known = True
         for base in cls.node.bases:
             bq = _qualify(base, cls.imports, cls.path)
@@ -199,11 +200,14 @@ class ProjectIndex:
                 known = False
                 continue
             is_module = True
-            flags = flags.union(sub.flags)
             if sub.parts is None:
                 known = False
+                inherited = inherited.union(sub.flags)
             else:
-                parts_list.extend(sub.parts)
+                for name, f in sub.parts:
+                    head, _, rest = name.partition(".")
+                    old_flags, old_parts = entries.get(head, (NONE, ()))
+                    entries[head] = (old_flags.union(f), old_parts + (((rest, f),) if rest else ()))
             if sub.evidence:
                 evidence.append(sub.evidence)
         if not is_module:
@@ -211,6 +215,8 @@ class ProjectIndex:
         init = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
         env = _bind_params(init, args) if init is not None else {}
         functional = _functional_sparse(cls)
+        frozen = _frozen_attributes(init)
+        unknown_children = False
         for attr, value, line in _self_assignments(init):
             child = self._child(value, cls, env, depth, line)
             if child is None:
@@ -219,15 +225,25 @@ class ProjectIndex:
             if attr in functional:
                 child_flags, child_ev = SPARSE, f"`F.embedding(..., sparse=True)` on `self.{attr}` (line {functional[attr]})"
                 child_parts = ()
-            flags = flags.union(child_flags)
+            if attr in frozen:
+                child_flags, child_parts, child_ev = NONE, (), ""
             if child_parts is None:
-                known = False
-            elif child_parts == ():
-                parts_list.append((attr, child_flags))  # the attribute is itself a parameter
-            else:
-                parts_list.extend((f"{attr}.{p}", f) for p, f in child_parts)
+                unknown_children = True
+                inherited = inherited.union(child_flags)
+                entries.pop(attr, None)
+                continue
+            entries[attr] = (child_flags, child_parts)  # an own assignment replaces an inherited one
             if child_ev and child_flags.has_sparse:
                 evidence.append(f"`self.{attr}`: {child_ev}")
+        known = known and not unknown_children
+        flags = inherited
+        parts_list: list[tuple[str, Flags]] = []
+        for attr, (f, sub_parts) in entries.items():
+            flags = flags.union(f)
+            if sub_parts:
+                parts_list.extend((f"{attr}.{p}", pf) for p, pf in sub_parts)
+            else:
+                parts_list.append((attr, f))
         if not known:
             flags = Flags(flags.has_sparse if flags.has_sparse else None,
                           flags.has_dense if flags.has_dense else None,
@@ -246,6 +262,8 @@ class ProjectIndex:
         if q in SPARSE_CAPABLE or q.endswith(("Embedding.from_pretrained", "EmbeddingBag.from_pretrained")):
             sparse = _kwarg(value, "sparse", env)
             name = q.split(".")[-1] if "from_pretrained" not in q else q.split(".")[-2]
+            if "from_pretrained" in q and _kwarg(value, "freeze", env) is not False:
+                return NONE, (("weight", NONE),), ""  # frozen by default: no gradient at all
             if sparse is True:
                 return SPARSE, (("weight", SPARSE),), f"`nn.{name}(..., sparse=True)` (line {line})"
             if sparse is False:
@@ -372,6 +390,10 @@ def _literal(node):
     return _NO
 
 
+# torch's defaults for the keyword arguments read here
+_KWARG_DEFAULTS = {"sparse": False, "freeze": True}
+
+
 def _kwarg(call: ast.Call, name: str, env: dict):
     for kw in call.keywords:
         if kw.arg == name:
@@ -381,7 +403,28 @@ def _kwarg(call: ast.Call, name: str, env: dict):
                 v = env.get(kw.value.id, _NO)
                 return None if v is _NO else v
             return None
-    return False if name == "sparse" else None
+    return _KWARG_DEFAULTS.get(name)
+
+
+def _frozen_attributes(init: Optional[ast.FunctionDef]) -> set[str]:
+    """`self.x.weight.requires_grad_(False)`, `self.x.requires_grad = False` and the like."""
+    frozen: set[str] = set()
+    if init is None:
+        return frozen
+    for node in ast.walk(init):
+        target = None
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_"
+                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False):
+            target = node.func.value
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is False:
+            t = node.targets[0]
+            if isinstance(t, ast.Attribute) and t.attr == "requires_grad":
+                target = t.value
+        while isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+            target = target.value
+        if isinstance(target, ast.Attribute):
+            frozen.add(target.attr)
+    return frozen
 
 
 def _literal_kwargs(call: ast.Call, env: dict) -> dict:

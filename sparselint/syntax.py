@@ -144,3 +144,21 @@ def names_read(node: cst.CSTNode) -> list[cst.Name]:
     except RecursionError:
         pass
     return out
+
+
+def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
+    """Names used as a call argument or an arithmetic operand in a block, in source order;
+    blocks for which `skip_block(with_node)` is true (say, `torch.no_grad()`) are passed over."""
+    out: list[cst.Name] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPES) or (skip_block is not None and isinstance(n, cst.With) and skip_block(n)):
+            continue
+        kids = list(children(n))
+        if isinstance(n, cst.Arg) and isinstance(n.value, cst.Name):
+            out.append(n.value)
+        elif isinstance(n, cst.BinaryOperation):
+            out.extend(k for k in (n.left, n.right) if isinstance(k, cst.Name))
+        stack.extend(reversed(kids))
+    return out

@@ -21,10 +21,12 @@ DENSE_FACTORIES = frozenset(
     "torch." + n
     for n in (
         "tensor", "randn", "rand", "zeros", "ones", "empty", "full", "arange", "eye",
-        "linspace", "logspace", "randint", "randperm", "zeros_like", "ones_like",
-        "randn_like", "rand_like", "empty_like", "full_like", "normal",
+        "linspace", "logspace", "randint", "randperm", "normal",
     )
 )
+# `zeros_like(x)` and `empty_like(x)` have the layout of `x`; the others raise on a sparse `x`.
+LIKE_FACTORIES = frozenset("torch." + n for n in ("zeros_like", "empty_like", "ones_like", "randn_like",
+                                                   "rand_like", "full_like"))
 
 PARAMETER = "torch.nn.Parameter"
 
@@ -165,7 +167,7 @@ NO_SPARSE_KERNEL = {
     "clamp_min": "aten::clamp_min", "clamp_min_": "aten::clamp_min_", "clamp_max": "aten::clamp_max",
     "clamp_max_": "aten::clamp_max_", "max": "aten::max", "min": "aten::min",
     "masked_fill": "aten::masked_fill", "masked_fill_": "aten::masked_fill_",
-    "isfinite": "aten::ne.Scalar", "isnan": "aten::isnan", "isinf": "aten::isinf",
+    "isfinite": "aten::ne.Scalar",
 }
 COMPARISON_KERNELS = {"GreaterThan": "aten::gt.Scalar", "LessThan": "aten::lt.Scalar",
                       "GreaterThanEqual": "aten::ge.Scalar", "LessThanEqual": "aten::le.Scalar",

@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from sparselint.facts import Params, Tensor
-from sparselint.inference import arg, literal
+from sparselint.inference import arg, literal, params_of_tensor
 from sparselint.models import Flags
 
 
@@ -25,8 +25,7 @@ def params_of(node: cst.Call, ctx) -> Optional[Params]:
         return None
     fact = ctx.fact(expr)
     if isinstance(fact, Tensor) and fact.parameter:
-        from sparselint.inference import _params_of_tensor
-        return _params_of_tensor(fact, None)
+        return params_of_tensor(fact, None)
     return fact if isinstance(fact, Params) else None
 
 

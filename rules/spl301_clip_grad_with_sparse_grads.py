@@ -39,7 +39,7 @@ import libcst as cst
 
 from sparselint import torchapi as api
 from sparselint.facts import Params, Tensor
-from sparselint.inference import _params_of_tensor, arg
+from sparselint.inference import arg, params_of_tensor
 from sparselint.rule import Rule
 
 from ._optim import describe
@@ -69,7 +69,7 @@ class ClipGradWithSparseGrads(Rule):
         target = arg(node, 0, "parameters") or arg(node, 0, "tensors")
         fact = ctx.fact(target) if target is not None else None
         if isinstance(fact, Tensor) and fact.parameter:
-            fact = _params_of_tensor(fact, None)
+            fact = params_of_tensor(fact, None)
         if not isinstance(fact, Params) or fact.flags.has_sparse is not True:
             return
         op = api.CLIP_FUNCTIONS[q]

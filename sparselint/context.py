@@ -11,8 +11,9 @@ from . import torchapi as api
 from .diagnostics import Diagnostic, Edit, Evidence, Fix
 from .facts import Fact, Tensor
 from .names import Names, dotted
+from .source import split_lines
 from .tree import Order
-from .syntax import assigned_names, backward_calls, contains_backward, names_read, operand_names
+from .syntax import assigned_names, backward_calls, contains_backward, operand_names
 
 # In-place methods that do not write the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
@@ -45,6 +46,7 @@ class Context:
         self.statement: Optional[cst.CSTNode] = None
         self.line_node: Optional[cst.CSTNode] = None
         self._loop_backward: dict[cst.CSTNode, bool] = {}
+        self._assigned: dict[cst.CSTNode, set[str]] = {}
         self._seen: set = set()
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
@@ -165,10 +167,6 @@ class Context:
             self._loop_backward[loop] = contains_backward(loop)
         return self._loop_backward[loop]
 
-    def names_used_in(self, node: cst.CSTNode) -> list[cst.Name]:
-        """Name nodes read in a block, in source order, outside nested functions."""
-        return names_read(node)
-
     def operands_in(self, node: cst.CSTNode) -> list[cst.Name]:
         """Names that feed computations in a block, outside `torch.no_grad()` blocks."""
         def no_grad(with_node: cst.With) -> bool:
@@ -183,8 +181,10 @@ class Context:
         return backward_calls(node)
 
     def assigned_in(self, node: cst.CSTNode) -> set[str]:
-        body = getattr(getattr(node, "body", None), "body", None)
-        return assigned_names(body if body is not None else [node])
+        if node not in self._assigned:
+            body = getattr(getattr(node, "body", None), "body", None)
+            self._assigned[node] = assigned_names(body if body is not None else [node])
+        return self._assigned[node]
 
     def torch_spelling(self, qualified: str) -> Optional[str]:
         return self.inference.names.local_for(qualified)
@@ -215,8 +215,7 @@ class Context:
 
     def source_line(self, line: int) -> str:
         if not hasattr(self, "_lines"):
-            import re
-            self._lines = re.split(r"\r\n|\r|\n", self.source)
+            self._lines = split_lines(self.source)
         return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
 
     def newline(self) -> str:

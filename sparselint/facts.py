@@ -164,17 +164,21 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
     return replace(a, **changes)
 
 
+def grad_layout_of(f: Flags) -> Optional[str]:
+    """The layout of the gradients a set of parameters gets: "coo", "strided", "mixed"."""
+    if f.has_sparse is True:
+        return "coo" if f.has_dense is False else "mixed" if f.has_dense is True else None
+    if f.has_sparse is False and f.has_dense is True:
+        return "strided"
+    return None
+
+
 def element_of(params: Params, where) -> Tensor:
     """The fact for one parameter drawn from a parameter collection."""
     f = params.flags
-    if f.has_sparse is True and f.has_dense is False:
-        grad_layout, text = "coo", "its parameters get sparse gradients"
-    elif f.has_sparse is True and f.has_dense is True:
-        grad_layout, text = "mixed", "some of its parameters get sparse gradients"
-    elif f.has_sparse is False and f.has_dense is True:
-        grad_layout, text = "strided", ""
-    else:
-        grad_layout, text = None, ""
+    grad_layout = grad_layout_of(f)
+    text = {"coo": "its parameters get sparse gradients",
+            "mixed": "some of its parameters get sparse gradients"}.get(grad_layout or "", "")
     t = Tensor(
         layout="strided" if f.sparse_param is False and grad_layout else None,
         grad=LEAF,

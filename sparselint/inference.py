@@ -16,7 +16,7 @@ from . import shapes
 from . import torchapi as api
 from .diagnostics import Evidence
 from .facts import (LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Scalar, Tensor, element_of, join,
-                    union_flags, union_params)
+                    grad_layout_of, union_flags, union_params)
 from .models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flags
 from .names import Names, dotted
 from .tree import children
@@ -232,7 +232,7 @@ class Inference:
                 if isinstance(el, cst.StarredElement):
                     part = fact if isinstance(fact, Params) else None
                 elif isinstance(fact, Tensor) and (fact.parameter or fact.grad == LEAF):
-                    part = _params_of_tensor(fact, dotted(el.value))
+                    part = params_of_tensor(fact, dotted(el.value))
                 else:
                     part = None
             if part is None:
@@ -249,7 +249,7 @@ class Inference:
             if key == "params":
                 fact = self.fact(el.value, state)
                 if isinstance(fact, Tensor) and fact.parameter:
-                    fact = _params_of_tensor(fact, dotted(el.value))
+                    fact = params_of_tensor(fact, dotted(el.value))
                 params = fact if isinstance(fact, Params) else None
             elif key == "weight_decay":
                 decay = literal(el.value)
@@ -811,14 +811,15 @@ def _del_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def _parameter_of(flags: Flags, evidence) -> Tensor:
     """The one parameter tensor of a module part (an embedding's weight, an `nn.Parameter`)."""
-    grad_layout = "coo" if flags.has_sparse is True and flags.has_dense is False else (
-        "strided" if flags.has_sparse is False and flags.has_dense is True else None)
+    grad_layout = grad_layout_of(flags)
+    if grad_layout == "mixed":
+        grad_layout = None
     layout = "strided" if flags.sparse_param is False else None
     return Tensor(layout=layout, grad=LEAF, parameter=True, grad_layout=grad_layout,
                   grad_coalesced=False if grad_layout == "coo" else None, evidence=evidence)
 
 
-def _params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
+def params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
     if t.grad_layout == "coo":
         flags = SPARSE
     elif t.grad_layout == "strided":

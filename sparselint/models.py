@@ -15,6 +15,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .names import CANONICAL
+
 # torch.nn classes whose parameters get sparse gradients when built with sparse=True.
 SPARSE_CAPABLE = {"torch.nn.Embedding", "torch.nn.EmbeddingBag",
                   "torch.nn.modules.sparse.Embedding", "torch.nn.modules.sparse.EmbeddingBag"}
@@ -356,10 +358,7 @@ def _qualify(expr: ast.expr, imports: dict[str, str], path: str) -> Optional[str
             return f"{sub}::{rel_parts[1]}"
         return None
     full = ".".join([target, *reversed(parts)])
-    return {
-        "torch.nn.modules.sparse.Embedding": "torch.nn.Embedding",
-        "torch.nn.modules.sparse.EmbeddingBag": "torch.nn.EmbeddingBag",
-    }.get(full, full)
+    return CANONICAL.get(full, full)
 
 
 def _bind_params(init: ast.FunctionDef, args: dict) -> dict:

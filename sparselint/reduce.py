@@ -13,12 +13,12 @@ when it cannot parse the file, nothing is blanked and LibCST reports the error.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+from .source import NEWLINE, split_lines
+
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
@@ -114,8 +114,8 @@ def reduce_source(text: str, tokens: tuple[str, ...]) -> str:
     keep = _relevant(statements, tokens)
     if all(keep):
         return text
-    lines = _NEWLINE.split(text)
-    endings = _NEWLINE.findall(text)
+    lines = split_lines(text)
+    endings = NEWLINE.findall(text)
     spans = [_span(s) for s in statements]
     kept_lines = {n for (first, last), k in zip(spans, keep) if k for n in range(first, last + 1)}
     for (first, last), k in zip(spans, keep):

@@ -38,12 +38,17 @@ def encode(text: str, encoding: str) -> bytes:
     return text.encode(encoding)
 
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split the way Python's tokenizer and LibCST count them (not str.splitlines)."""
+    return NEWLINE.split(text)
 
 
 def line_starts(text: str) -> list[int]:
     starts = [0]
-    for m in _NEWLINE.finditer(text):
+    for m in NEWLINE.finditer(text):
         starts.append(m.end())
     return starts
 

@@ -6,6 +6,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from .source import split_lines
+
 _LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.I)
 _FILE = re.compile(r"#\s*sparselint:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.I)
 ALL = "*"
@@ -36,7 +38,7 @@ def _comments(source: str):
                 yield tok.start[0], tok.string
     except (tokenize.TokenError, IndentationError, SyntaxError):
         # Fall back to a plain scan; a `# noqa` inside a string may then count.
-        for n, line in enumerate(re.split(r"\r\n|\r|\n", source), 1):
+        for n, line in enumerate(split_lines(source), 1):
             i = line.find("#")
             if i >= 0:
                 yield n, line[i:]

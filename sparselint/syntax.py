@@ -122,30 +122,6 @@ def backward_calls(node: cst.CSTNode) -> list[cst.Call]:
     return out
 
 
-def names_read(node: cst.CSTNode) -> list[cst.Name]:
-    """Name nodes in a block that are loads (not attribute names, keywords or targets)."""
-    out: list[cst.Name] = []
-    skip: set[int] = set()
-
-    def visit(n: cst.CSTNode) -> None:
-        if isinstance(n, cst.Attribute):
-            skip.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
-            skip.add(id(n.keyword))
-        elif isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.For)):
-            t = n.target
-            if isinstance(t, cst.Name):
-                skip.add(id(t))
-        elif isinstance(n, cst.Name) and id(n) not in skip:
-            out.append(n)
-
-    try:
-        _walk(node, visit)
-    except RecursionError:
-        pass
-    return out
-
-
 def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
     """Names used as a call argument or an arithmetic operand in a block, in source order;
     blocks for which `skip_block(with_node)` is true (say, `torch.no_grad()`) are passed over."""

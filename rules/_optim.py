@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint.facts import Params, Tensor
+from sparselint.facts import Callee, Params, Tensor
 from sparselint.inference import arg, literal, params_of_tensor
 from sparselint.models import Flags
 
@@ -38,7 +38,10 @@ def groups(params: Params, default_decay) -> list[tuple[Params, object]]:
 
 def default_weight_decay(node: cst.Call, ctx, position: int):
     expr = arg(node, position, "weight_decay")
-    return 0 if expr is None else literal(expr)
+    if expr is None:
+        held = ctx.fact(node.func)  # `functools.partial(torch.optim.SGD, weight_decay=1e-4)`
+        return dict(held.keywords).get("weight_decay", 0) if isinstance(held, Callee) else 0
+    return ctx.value(expr)
 
 
 def positive(value) -> bool:

@@ -78,6 +78,8 @@ class Context:
             if e.node is not None:
                 line, col = self.position(e.node)
                 e = Evidence(line, col, e.text)
+            elif e.path == self.path:
+                e = Evidence(e.line, e.column, e.text)
             out.append(e)
         return tuple(out)
 
@@ -89,12 +91,20 @@ class Context:
     def fact(self, node: cst.BaseExpression) -> Optional[Fact]:
         return self.inference.fact(node, self.state)
 
+    def value(self, node: Optional[cst.BaseExpression]):
+        """The Python value of a literal or of a name holding one; `inference._UNKNOWN` else."""
+        return self.inference.value(node, self.state)
+
     def tensor(self, node: cst.BaseExpression) -> Optional[Tensor]:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None
 
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
-        return self.inference.names.qualify(node)
+        """The torch name an expression means, also through a name that holds a torch class
+        or a `functools.partial` of one."""
+        if self.state is None:
+            return self.inference.names.qualify(node)
+        return self.inference.callee_name(node, self.state)
 
     @property
     def grad_enabled(self) -> bool:

@@ -16,13 +16,22 @@ class Evidence:
     column: int
     text: str
     node: object = field(default=None, compare=False, repr=False)
+    # the file, when it is not the one the finding is in (a call site in another module)
+    path: str = ""
 
     @classmethod
     def at(cls, node, text: str) -> "Evidence":
         return cls(0, 0, text, node)
 
+    @property
+    def place(self) -> str:
+        return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+
     def to_json(self) -> dict:
-        return {"line": self.line, "column": self.column, "message": self.text}
+        out = {"line": self.line, "column": self.column, "message": self.text}
+        if self.path:
+            out["path"] = self.path
+        return out
 
 
 @dataclass(frozen=True)

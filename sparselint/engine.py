@@ -77,8 +77,15 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
     rules = settings.rules() if rules is None else rules
 
     def findings(t: str) -> list[Diagnostic]:
-        sup = suppression.parse(t)
-        kept = [d for d in analyse(t, path, rules, dependencies) if not sup.suppresses(d.code, d.line)]
+        sups = {path: suppression.parse(t)}
+
+        def suppressed(d: Diagnostic) -> bool:
+            # a finding inside another module that this file calls obeys that module's noqa
+            if d.path not in sups:
+                sups[d.path] = _suppressions_on_disk(d.path)
+            return sups[d.path].suppresses(d.code, d.line)
+
+        kept = [d for d in analyse(t, path, rules, dependencies) if not suppressed(d)]
         if UNUSED_NOQA[0] in settings.extend_select or UNUSED_NOQA[0] in settings.select:
             kept.extend(suppression.unused(t, path, analyse(t, path, rules), UNUSED_NOQA))
         return kept
@@ -106,6 +113,14 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
         current, applied = candidate, applied + len(went_in)
         diagnostics = findings(current)
     return sorted(diagnostics, key=Diagnostic.sort_key), (current if current != text else None), applied
+
+
+def _suppressions_on_disk(path: str) -> suppression.Suppressions:
+    try:
+        with open(path, "rb") as fh:
+            return suppression.parse(src.decode(fh.read()).text)
+    except (OSError, src.DecodeError):
+        return suppression.Suppressions()
 
 
 def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileResult:
@@ -192,8 +207,8 @@ def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> Fi
     joined = notebook.join(nb)
     deps: set = set()
     diagnostics, fixed, applied = check_text(joined.text, path, settings, rules, deps)
-    result.diagnostics = [m for m in (notebook.map_diagnostic(d, joined) if d.code not in ENGINE_CODES else d
-                                      for d in diagnostics) if m is not None]
+    result.diagnostics = [m for m in (notebook.map_diagnostic(d, joined) if d.code not in ENGINE_CODES and d.path == path
+                                      else d for d in diagnostics) if m is not None]
     result.dependencies = tuple(sorted(deps))
     if fixed is not None:
         try:

@@ -75,6 +75,10 @@ class Module:
     # leaf parameter names -> flags, when every parameter name is known
     parts: Optional[tuple[tuple[str, Flags], ...]] = None
     mode: Optional[str] = None
+    # the class of this project that made it ("<file>::<Name>"), whose methods can be followed
+    cls: Optional[str] = None
+    # facts of attributes that are not submodules (`self.adj = ...` in `__init__`)
+    attrs: tuple[tuple[str, "Fact"], ...] = ()
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     def child(self, name: str) -> Optional["Module"]:
@@ -135,10 +139,60 @@ class Literal:
 class Scalar:
     """A Python number (`wd = 1e-4`): arithmetic with a tensor keeps the tensor's layout."""
 
+    value: object = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
-Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal]
+@dataclass(frozen=True)
+class Const:
+    """A literal `True`, `False`, `None` or string held by a name (`sparse=True` passed on)."""
+
+    value: object = None
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An object of a class of this file that is not an `nn.Module` (a trainer, a config)."""
+
+    cls: str
+    attrs: tuple[tuple[str, "Fact"], ...] = ()
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Callee:
+    """A callable held as a value: a torch class (`opt_cls = torch.optim.Adam`), a
+    `functools.partial` of one, or a function or class of this file (`norm=gcn_norm`)."""
+
+    target: str
+    keywords: tuple[tuple[str, object], ...] = ()
+    local: bool = False
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee]
+
+
+def attr_of(attrs: tuple, name: str):
+    for key, fact in attrs:
+        if key == name:
+            return fact
+    return None
+
+
+def with_evidence(fact, ev: Evidence):
+    return replace(fact, evidence=fact.evidence + (ev,))
+
+
+def _join_attrs(a: tuple, b: tuple) -> tuple:
+    other = dict(b)
+    out = []
+    for key, fact in a:
+        j = join(fact, other.get(key)) if key in other else None
+        if j is not None:
+            out.append((key, j))
+    return tuple(out)
 
 
 def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
@@ -146,9 +200,14 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
         return None
     if a == b:
         return a if len(a.evidence) <= len(b.evidence) else b
+    if isinstance(a, Callee) or (isinstance(a, Instance) and a.cls != b.cls):
+        return None
     changes = {}
     for f in fields(a):
         if f.name == "evidence":
+            continue
+        if f.name == "attrs":
+            changes["attrs"] = _join_attrs(a.attrs, b.attrs)
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         if x == y:

@@ -15,8 +15,8 @@ import libcst as cst
 from . import shapes
 from . import torchapi as api
 from .diagnostics import Evidence
-from .facts import (LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Scalar, Tensor, element_of, join,
-                    grad_layout_of, union_flags, union_params)
+from .facts import (LEAF, NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Literal, Module, Optimizer, Params, Scalar,
+                    Tensor, attr_of, element_of, join, grad_layout_of, union_flags, union_params)
 from .models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flags
 from .names import Names, dotted
 from .tree import children
@@ -79,6 +79,14 @@ def literal(node: Optional[cst.BaseExpression]):
 
 
 _UNKNOWN = object()
+_CONSTANTS = {"True": Const(value=True), "False": Const(value=False), "None": Const(value=None)}
+# Methods whose result layout the operation alone decides: (layout, coalesced or None).
+_FIXED_RESULT = {"coalesce": ("coo", True), "to_sparse": ("coo", None), "to_sparse_coo": ("coo", None),
+                 "to_sparse_csr": ("csr", None), "to_sparse_csc": ("csc", None)}
+
+
+def _is_optimizer_class(q: str) -> bool:
+    return q.startswith(api.OPTIMIZER_PREFIX) and q.count(".") == 2 and q.split(".")[-1][:1].isupper()
 
 
 def is_number(node: cst.BaseExpression) -> bool:
@@ -108,13 +116,19 @@ class Inference:
         summary: Callable[[str], Optional[Fact]] = lambda name: None,
         outer: Optional[dict[str, Fact]] = None,
         locals_: frozenset[str] = frozenset(),
-        models: Optional[Callable[[cst.Call], Optional[Module]]] = None,
+        models: Optional[Callable[..., Optional[Module]]] = None,
+        calls=None,
+        project_names: frozenset[str] = frozenset(),
     ):
         self.names = names
         self.summary = summary
         self.outer = outer or {}
         self.locals = locals_
         self.models = models
+        # call-site analyses of the file's own functions and classes (sparselint.calls)
+        self.calls = calls
+        # names of the functions and classes the file defines at module level
+        self.project_names = project_names
         self.grad_enabled = True
 
     # -- expressions -------------------------------------------------------------------
@@ -132,6 +146,24 @@ class Inference:
         fact = self.fact(node, state)
         return fact if isinstance(fact, Tensor) else None
 
+    def value(self, node: Optional[cst.BaseExpression], state: State):
+        """The Python value of a literal, or of a name that holds one (`sparse=sparse`)."""
+        v = literal(node)
+        if v is _UNKNOWN and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            fact = self.fact(node, state)
+            if isinstance(fact, (Const, Scalar)) and (fact.value is not None or isinstance(fact, Const)):
+                return fact.value
+        return v
+
+    def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
+        """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
+        q = self.names.qualify(func)
+        if q is None and isinstance(func, (cst.Name, cst.Attribute)):
+            fact = self.fact(func, state)
+            if isinstance(fact, Callee) and not fact.local:
+                return fact.target
+        return q
+
     def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         try:
             return self._fact(node, state)
@@ -140,11 +172,21 @@ class Inference:
 
     def _fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         if isinstance(node, cst.Name):
-            return self.lookup(node.value, state)
+            if node.value in _CONSTANTS:
+                return _CONSTANTS[node.value]
+            fact = self.lookup(node.value, state)
+            if fact is None and node.value in self.project_names and node.value not in self.locals:
+                return Callee(target=node.value, local=True)
+            return fact
         if isinstance(node, (cst.Integer, cst.Float)):
-            return Scalar()
+            return Scalar(value=literal(node))
+        if isinstance(node, cst.SimpleString):
+            v = literal(node)
+            return Const(value=v) if isinstance(v, str) and len(v) <= 80 else None
         if isinstance(node, cst.Attribute):
             return self._attribute(node, state)
+        if isinstance(node, cst.Dict):
+            return self._dict(node, state)
         if isinstance(node, cst.Call):
             return self._call(node, state)
         if isinstance(node, cst.BinaryOperation):
@@ -153,9 +195,12 @@ class Inference:
             t = self.tensor(node.expression, state)
             return self._derived(t, t.layout, None, [t], elementwise=True) if t else None
         if isinstance(node, cst.Subscript):
-            t = self.tensor(node.value, state)
-            if t is not None and t.layout == "strided":
-                return self._derived(t, "strided", None, [t])
+            base = self.fact(node.value, state)
+            if isinstance(base, Tensor) and base.layout == "strided":
+                return self._derived(base, "strided", None, [base])
+            if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
+                key = literal(getattr(node.slice[0].slice, "value", None))
+                return attr_of(base.attrs, key) if isinstance(key, str) else None
             return None
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._collection(node, state)
@@ -187,8 +232,13 @@ class Inference:
             if fact is not None:
                 return fact
         attr = node.attr.value
+        q = self.names.qualify(node)
+        if q is not None:
+            return Callee(target=q) if _is_optimizer_class(q) else None
         base = self.fact(node.value, state)
         where = node
+        if isinstance(base, Instance):
+            return attr_of(base.attrs, attr)
         if isinstance(base, Tensor):
             if attr == "grad":
                 if base.grad_layout in ("coo", "strided"):
@@ -209,6 +259,12 @@ class Inference:
                 return self._derived(base, base.layout, None, [base])
             return None
         if isinstance(base, Module):
+            held = attr_of(base.attrs, attr)
+            if held is not None:
+                return held
+            exact = [f for p, f in base.parts or () if p == attr]
+            if exact:
+                return _parameter_of(exact[0], base.evidence)
             child = base.child(attr)
             if child is not None and child.parts == (("", child.flags),):
                 return _parameter_of(child.flags, child.evidence)
@@ -218,11 +274,38 @@ class Inference:
                 return _parameter_of(base.flags, base.evidence)
         return None
 
+    def _strings(self, node: cst.BaseExpression, state: State) -> Optional[tuple]:
+        """A literal list or tuple of strings, written out or held by a name."""
+        if isinstance(node, (cst.List, cst.Tuple)):
+            out = tuple(literal(el.value) for el in node.elements)
+            return out if all(isinstance(v, str) for v in out) else None
+        fact = self.fact(node, state)
+        if isinstance(fact, Const) and isinstance(fact.value, tuple):
+            return fact.value
+        return None
+
+    def _dict(self, node: cst.Dict, state: State) -> Optional[Instance]:
+        """A config dict with literal keys: `cfg["sparse"]` reads the value's fact."""
+        attrs = []
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement):
+                return None
+            key = literal(el.key)
+            if not isinstance(key, str):
+                return None
+            fact = self.fact(el.value, state)
+            if fact is not None:
+                attrs.append((key, fact))
+        return Instance(cls="dict", attrs=tuple(attrs))
+
     def _collection(self, node, state: State) -> Optional[Fact]:
         """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, or param-group dicts."""
         data = self._literal_data(node)
         if data is not None:
             return Literal(data)
+        words = self._strings(node, state) if node.elements else None
+        if words is not None:
+            return Const(value=words)
         out: Optional[Params] = None
         for el in node.elements:
             if isinstance(el.value, cst.Dict):
@@ -252,7 +335,7 @@ class Inference:
                     fact = params_of_tensor(fact, dotted(el.value))
                 params = fact if isinstance(fact, Params) else None
             elif key == "weight_decay":
-                decay = literal(el.value)
+                decay = self.value(el.value, state)
         if params is None:
             return None
         return Params(flags=params.flags, paths=params.paths, parts=params.parts,
@@ -278,7 +361,7 @@ class Inference:
             return replace(source, named=False)
         if len(ifs) > 1:
             return _subset(source)
-        keep = _filter(ifs[0].test, name_var, param_var)
+        keep = _filter(ifs[0].test, name_var, param_var, lambda e: self._strings(e, state))
         if keep is None:
             return _subset(source)
         kind, value = keep
@@ -330,8 +413,17 @@ class Inference:
 
     def _call(self, node: cst.Call, state: State) -> Optional[Fact]:
         func = node.func
-        q = self.names.qualify(func)
         where = node
+        outcome = self.calls.outcome(node) if self.calls is not None else None
+        if outcome is not None and outcome.returned is not None:
+            return outcome.returned
+        q = self.callee_name(func, state)
+        if q == "functools.partial" and node.args and not node.args[0].keyword:
+            target = self.callee_name(node.args[0].value, state)
+            if target is not None:
+                kws = tuple((a.keyword.value, self.value(a.value, state)) for a in node.args[1:] if a.keyword is not None)
+                return Callee(target=target, keywords=kws)
+            return None
         if q is not None:
             return self._torch_call(q, node, state, where)
         if isinstance(func, cst.Name):
@@ -348,7 +440,7 @@ class Inference:
                 return fact.why(where, f"returned by `{func.value}()`")
             if fact is not None:
                 return fact
-        model = self.models(node) if self.models is not None else None
+        model = self.models(node, self, state) if self.models is not None else None
         if model is not None:
             return model
         if isinstance(func, cst.Attribute):
@@ -356,6 +448,11 @@ class Inference:
             method = func.attr.value
             if isinstance(recv, Tensor):
                 return self._tensor_method(recv, method, node, state, where)
+            if recv is None and method in _FIXED_RESULT:
+                # the operation alone fixes the result's layout, whatever the receiver is
+                layout, coalesced = _FIXED_RESULT[method]
+                t = Tensor(layout=layout, coalesced=coalesced, origin="conversion")
+                return t.why(where, f"`.{method}()` returns a {'coalesced ' if coalesced else ''}sparse {layout.upper()} tensor")
             if isinstance(recv, Module):
                 if method in ("parameters", "named_parameters"):
                     return Params(flags=recv.flags, named=method == "named_parameters", parts=recv.parts,
@@ -446,16 +543,18 @@ class Inference:
             kind = "a sparse" if t.is_sparse else "an"
             return t.why(where, f"{kind} `nn.Parameter`: a leaf that requires grad")
         if q in api.EMBEDDINGS:
-            sparse = literal(arg(node, None, "sparse"))
-            mode = literal(arg(node, None, "mode"))
+            sparse = self.value(arg(node, None, "sparse"), state)
+            mode = self.value(arg(node, None, "mode"), state)
             kind = api.EMBEDDINGS[q]
             flags = SPARSE if sparse is True else DENSE if arg(node, None, "sparse") is None or sparse is False else UNKNOWN
-            if q.endswith("from_pretrained") and literal(arg(node, None, "freeze")) is not False:
+            if q.endswith("from_pretrained") and self.value(arg(node, None, "freeze"), state) is not False:
                 flags = NO_GRADS  # frozen: its weight never gets a gradient
             m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
             if flags is SPARSE:
                 m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
             return m
+        if q in api.CONTAINERS:
+            return self._container(q, node, state)
         if q.startswith("torch.nn.") and q.count(".") == 2 and q.split(".")[-1][:1].isupper() and q not in api.CONTAINERS:
             return Module(kind=q.split(".")[-1], flags=DENSE, parts=api.dense_layer_parts(q))
         if q in api.CHAINS:
@@ -501,6 +600,38 @@ class Inference:
             t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
             return t.why(where, "`torch.sparse.sum(..., dim)` returns a sparse tensor whose backward needs a sparse gradient")
         return None
+
+    def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
+        """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
+        items: list[tuple[str, cst.BaseExpression]] = []
+        if q.endswith("Sequential"):
+            if any(a.star or a.keyword for a in node.args):
+                return None
+            items = [(str(i), a.value) for i, a in enumerate(node.args)]
+        elif node.args:
+            inner = node.args[0].value
+            if isinstance(inner, (cst.List, cst.Tuple)) and q.endswith("ModuleList"):
+                items = [(str(i), el.value) for i, el in enumerate(inner.elements) if not isinstance(el, cst.StarredElement)]
+                if len(items) != len(inner.elements):
+                    return None
+            elif isinstance(inner, cst.Dict) and q.endswith("ModuleDict"):
+                for el in inner.elements:
+                    key = literal(el.key) if isinstance(el, cst.DictElement) else None
+                    if not isinstance(key, str):
+                        return None
+                    items.append((key, el.value))
+            else:
+                return None
+        parts: list[tuple[str, Flags]] = []
+        evidence: tuple = ()
+        for key, expr in items:
+            m = self.fact(expr, state)
+            if not isinstance(m, Module) or m.parts is None:
+                return None
+            parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
+            evidence += m.evidence
+        flags = union_flags(f for _, f in parts)
+        return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts), evidence=evidence)
 
     def _tensor_method(self, r: Tensor, method: str, node: cst.Call, state: State, where) -> Optional[Tensor]:
         if r.literal is not None:
@@ -588,7 +719,7 @@ class Inference:
         value = getattr(stmt, "value", None)
         value_fact = self.fact(value, state) if isinstance(value, cst.BaseExpression) else None
         out = state.copy()
-        for node in _calls_in(stmt):
+        for node in (self.calls.calls_in(stmt) if self.calls is not None else _calls_in(stmt)):
             if isinstance(node, cst.Call):
                 self._call_effect(node, out)
             else:
@@ -699,6 +830,11 @@ class Inference:
 
     def _call_effect(self, call: cst.Call, state: State) -> None:
         func = call.func
+        outcome = self.calls.outcome(call) if self.calls is not None else None
+        if outcome is not None:
+            for path in sorted(outcome.effects, key=len):
+                state.bind(path, outcome.effects[path])
+            return
         q = self.names.qualify(func)
         where = call
         if q is not None:
@@ -849,17 +985,33 @@ def _filters_on_requires_grad(fn: cst.BaseExpression) -> bool:
             and fn.body.attr.value == "requires_grad")
 
 
-def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str):
+def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str, strings=lambda e: None):
     """What a comprehension filter keeps: ("name", predicate) on parameter names,
-    ("grad-sparse", bool), ("requires-grad", True), or None when it cannot be read."""
+    ("grad-sparse", bool), ("requires-grad", True), or None when it cannot be read.
+    `strings` reads a literal list of strings, also through a name (`no_decay`)."""
     negate = False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negate, test = True, test.expression
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         # `p.grad is not None and p.grad.is_sparse`: the None check keeps every parameter
         left = test.left
-        if isinstance(left, cst.Comparison) and dotted(left.left) == f"{param_var}.grad" and not negate:
-            return _filter(test.right, name_var, param_var)
+        if _is_grad_check(left, param_var) and not negate:
+            return _filter(test.right, name_var, param_var, strings)
+        return None
+    if _is_grad_check(test, param_var) and not negate:
+        return ("requires-grad", True)  # every parameter has a grad after backward
+    if (name_var is not None and isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+            and test.func.value in ("any", "all") and len(test.args) == 1 and isinstance(test.args[0].value, cst.GeneratorExp)):
+        # `any(nd in n for nd in no_decay)`
+        gen = test.args[0].value
+        words = strings(gen.for_in.iter)
+        elt = gen.elt
+        if (words is not None and not gen.for_in.ifs and gen.for_in.inner_for_in is None
+                and isinstance(elt, cst.Comparison) and len(elt.comparisons) == 1
+                and isinstance(elt.comparisons[0].operator, cst.In)
+                and dotted(elt.left) == dotted(gen.for_in.target) and dotted(elt.comparisons[0].comparator) == name_var):
+            combine = any if test.func.value == "any" else all
+            return ("name", lambda n, ws=words, c=combine, k=not negate: c(w in n for w in ws) == k)
         return None
     d = dotted(test)
     if d in (f"{param_var}.grad.is_sparse",):
@@ -886,6 +1038,13 @@ def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str):
             if isinstance(lit, str):
                 return ("name", lambda n, s=lit, m=method, k=not negate: getattr(n, m)(s) == k)
     return None
+
+
+def _is_grad_check(test: cst.BaseExpression, param_var: str) -> bool:
+    """`p.grad is not None`."""
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot) and dotted(test.left) == f"{param_var}.grad"
+            and literal(test.comparisons[0].comparator) is None)
 
 
 def _literal_tensor(value, base: Tensor) -> Tensor:

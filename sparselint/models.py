@@ -83,6 +83,9 @@ class ProjectIndex:
         self._files: dict[tuple, Optional[tuple[ast.Module, dict[str, str], str]]] = {}
         self._trail: Optional[set[str]] = None
         self._texts: dict[str, str] = {}
+        self._functions: dict[tuple, Optional[tuple[str, str]]] = {}
+        # files an import was looked for in and not found: creating one changes the result
+        self.missing: set[str] = set()
 
     # -- files and imports -------------------------------------------------------------
 
@@ -118,6 +121,7 @@ class ProjectIndex:
         """The file of a project module, searched upwards from the importing file."""
         rel = module.replace(".", os.sep)
         here = os.path.dirname(os.path.abspath(importer))
+        self.missing.add(os.path.join(here, rel + ".py"))
         for _ in range(6):
             for cand in (os.path.join(here, rel + ".py"), os.path.join(here, rel, "__init__.py")):
                 if os.path.isfile(cand):
@@ -151,18 +155,87 @@ class ProjectIndex:
             return self._class(target, path)
         return None
 
-    def resolve_name(self, local: str, path: str, text: Optional[str] = None) -> Optional[str]:
-        """The qualified name of a class name used in a file, if it is a project class."""
+    def resolve_name(self, local: str, path: str, text: Optional[str] = None, attribute: str = "") -> Optional[str]:
+        """The qualified name of a class name used in a file, if it is a project class; with
+        `attribute`, of `local.attribute` where `local` is an imported project module."""
         loaded = self._load(path, text)
         if loaded is None:
             return None
         tree, imports, _ = loaded
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == local:
-                return f"{os.path.abspath(path)}::{local}"
+        if not attribute:
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and node.name == local:
+                    return f"{os.path.abspath(path)}::{local}"
         target = imports.get(local)
-        if target and not target.startswith("torch"):
+        if not target or target.startswith("torch"):
+            return None
+        if not attribute:
             return target
+        if "." in attribute:
+            return None
+        if target.startswith("@"):
+            folder, _, name = target[1:].partition(":")
+            for cand in (os.path.join(folder, name + ".py"), os.path.join(folder, name, "__init__.py")):
+                if os.path.isfile(cand):
+                    return f"{cand}::{attribute}"
+            return None
+        return f"{target}.{attribute}"
+
+    def resolve_function(self, local: str, path: str, text: Optional[str] = None,
+                         attribute: str = "") -> Optional[tuple[str, str]]:
+        """(file, name) of a function that a file imports from another module of the project:
+        `from .utils import norm` then `norm(...)`, or `from . import utils` then
+        `utils.norm(...)` (with `attribute`); re-exports through a package `__init__` too."""
+        loaded = self._load(path, text)
+        if loaded is None:
+            return None
+        key = (os.path.abspath(path), hash(text) if text is not None else None, local, attribute)
+        if key in self._functions:
+            return self._functions[key]
+        _, imports, _ = loaded
+        target = imports.get(local)
+        found = None
+        if target and not target.startswith(("torch", "itertools", "functools")):
+            if attribute:
+                if "." not in attribute:
+                    found = self._function_in(self._module_file(target, path), attribute)
+            elif target.startswith("@"):
+                folder, _, name = target[1:].partition(":")
+                found = self._function_in(self._module_file("@" + os.path.dirname(folder) + ":" + os.path.basename(folder), path), name)
+            else:
+                module, _, name = target.rpartition(".")
+                found = self._function_in(self._find_module(module, path) if module else None, name)
+        self._functions[key] = found
+        return found
+
+    def _module_file(self, target: str, importer: str) -> Optional[str]:
+        if target.startswith("@"):
+            folder, _, name = target[1:].partition(":")
+            for cand in (os.path.join(folder, name + ".py"), os.path.join(folder, name, "__init__.py")):
+                if os.path.isfile(cand):
+                    return cand
+            self.missing.add(os.path.join(folder, name + ".py"))
+            return None
+        return self._find_module(target, importer)
+
+    def _function_in(self, file: Optional[str], name: str, depth: int = 0) -> Optional[tuple[str, str]]:
+        if file is None or depth > 4:
+            return None
+        loaded = self._load(file)
+        if loaded is None:
+            return None
+        tree, imports, _ = loaded
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return os.path.abspath(file), name
+        target = imports.get(name)  # re-exported by a package __init__
+        if target and target.startswith("@"):
+            folder, _, inner = target[1:].partition(":")
+            return self._function_in(folder + ".py" if os.path.isfile(folder + ".py") else
+                                     os.path.join(folder, "__init__.py"), inner, depth + 1)
+        if target and "." in target and not target.startswith("torch"):
+            module, _, inner = target.rpartition(".")
+            return self._function_in(self._find_module(module, file), inner, depth + 1)
         return None
 
     # -- instances ---------------------------------------------------------------------

@@ -95,7 +95,7 @@ def full(d: Diagnostic, source: str | None) -> str:
     if d.when:
         out.append(f"  = when: {_when(d.when)}")
     for ev in d.evidence:
-        out.append(f"  = because: line {ev.line}: {ev.text}")
+        out.append(f"  = because: {ev.place}: {ev.text}")
     if d.suggestion:
         out.append(f"  = help: {d.suggestion}")
     if d.fix is not None and source is not None and d.cell is None:
@@ -166,7 +166,8 @@ def sarif(diagnostics: list[Diagnostic]) -> dict:
         if d.evidence:
             result["relatedLocations"] = [
                 {"id": i, "message": {"text": e.text},
-                 "physicalLocation": {"artifactLocation": {"uri": uri}, "region": _region(e.line, e.column)}}
+                 "physicalLocation": {"artifactLocation": {"uri": _uri(e.path) if e.path else uri},
+                                      "region": _region(e.line, e.column)}}
                 for i, e in enumerate(d.evidence)]
         if d.fix is not None:
             result["fixes"] = [{

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from . import torchapi as api
+from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
 from .facts import Fact, Module, Tensor, join
@@ -24,6 +25,7 @@ from .syntax import assigned_names, backward_calls_in_block, parameters_of
 from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NO_VALUE = object()  # a bare `return`
 # Deeper loops are analysed for their first iteration only, to keep the cost linear.
 MAX_LOOP_DEPTH_TWICE = 3
 
@@ -36,22 +38,38 @@ class Walker:
         self.silent = 0
         self.summaries: dict[str, Optional[Fact]] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
+        self.classes: dict[str, cst.ClassDef] = {}
         self._summarising: set[str] = set()
-        self.returns: list[Optional[Fact]] = []
+        # (returned fact, state after the return) of each `return` of the function analysed
+        self.returns: list[tuple[Optional[Fact], State]] = []
+        self.calls = Calls(self)
+        self.module_inference: Optional[Inference] = None
+        self._class_modules: dict[tuple, Optional[Module]] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
-    def run(self) -> None:
-        body = self.module.body
-        for st in body:
+    def collect(self) -> None:
+        """The functions and classes the module defines at its top level."""
+        for st in self.module.body:
             if isinstance(st, cst.FunctionDef):
                 self.functions[st.name.value] = st
-        inference = Inference(self.ctx.names, self.summary, models=self.model_of)
+            elif isinstance(st, cst.ClassDef):
+                self.classes[st.name.value] = st
+
+    def run(self) -> None:
+        body = self.module.body
+        self.collect()
+        inference = self._inference(self.ctx.names, {}, frozenset())
+        self.module_inference = inference
         scope = Scope(self.module, backward_calls_in_block(body))
         final = self.scope(body, State(), inference, scope)
         stable = self._stable_globals(body, final)
         for st in body:
             self.definitions(st, stable)
+
+    def _inference(self, names: Names, outer: dict, locals_: frozenset) -> Inference:
+        return Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,
+                         project_names=frozenset(self.functions) | frozenset(self.classes))
 
     def definitions(self, st: cst.CSTNode, outer: dict[str, Fact]) -> None:
         """Analyse every function and class defined by a statement, at any nesting."""
@@ -67,14 +85,18 @@ class Walker:
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         self_facts: dict[str, Fact] = {}
         init = next((m for m in methods if m.name.value == "__init__"), None)
+        # Inside its methods, an `nn.Module` of this file is the instance its defaults build.
+        module = self.module_of_class(node.name.value, None, None, None) if self.classes.get(node.name.value) is node else None
+        if module is not None:
+            self_facts["self"] = module
         if init is not None:
-            final = self.function(init, outer)
+            final = self.function(init, outer, initial=dict(self_facts))
             reassigned = set()
             for m in methods:
                 if m is not init:
                     reassigned |= {p for p in assigned_names(m.body.body, attributes=True) if p.startswith("self.")}
-            self_facts = {k: v for k, v in final.env.items()
-                          if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}}
+            self_facts.update({k: v for k, v in final.env.items()
+                               if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}})
         for m in methods:
             if m is not init:
                 self.function(m, outer, initial=self_facts)
@@ -84,21 +106,7 @@ class Walker:
 
     def function(self, node: cst.FunctionDef, outer: dict[str, Fact], silent: bool = False,
                  initial: Optional[dict[str, Fact]] = None) -> State:
-        params = parameters_of(node)
-        locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
-        names = self.ctx.names.without(locals_)
-        inference = Inference(names, self.summary, outer, locals_, models=self.model_of)
-        inference.grad_enabled = self._decorated_grad_mode(node, names)
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        scope = Scope(node, backward_calls_in_block(body))
-        saved_returns, self.returns = self.returns, []
-        self.silent += silent
-        try:
-            final = self.scope(body, State(dict(initial or {})), inference, scope)
-        finally:
-            self.silent -= silent
-        returned = self.returns
-        self.returns = saved_returns
+        final, returned = self._body(node, outer, initial, silent)
         name = node.name.value
         if name not in self.summaries and returned:
             fact = returned[0]
@@ -106,9 +114,96 @@ class Walker:
                 fact = join(fact, r)
             self.summaries[name] = fact
         if not silent:
-            for st in body:
+            for st in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
                 self.definitions(st, {})
         return final
+
+    def callee(self, node: cst.FunctionDef, initial: dict[str, Fact], outer: dict[str, Fact]):
+        """Analyse a function for one call site: the facts at its end (joined with those at
+        each `return`) and the facts it returns. The caller's position is kept."""
+        ctx = self.ctx
+        saved = (ctx.loops, ctx.statement, ctx.line_node, ctx.state)
+        ctx.loops = []
+        try:
+            return self._body(node, outer, initial, False)
+        finally:
+            ctx.loops, ctx.statement, ctx.line_node, ctx.state = saved
+
+    def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool):
+        params = parameters_of(node)
+        locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
+        names = self.ctx.names.without(locals_)
+        inference = self._inference(names, outer, locals_)
+        inference.grad_enabled = self._decorated_grad_mode(node, names)
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        scope = Scope(node, backward_calls_in_block(body))
+        saved_returns, self.returns = self.returns, []
+        state = State(dict(initial or {}))
+        self._annotated_models(node, state)
+        self.silent += silent
+        try:
+            final = self.scope(body, state, inference, scope)
+        finally:
+            self.silent -= silent
+        exits = self.returns
+        self.returns = saved_returns
+        for _, at_return in exits:
+            final = join_states(final, at_return)
+        return final, [f for f, _ in exits if f is not _NO_VALUE]
+
+    def method(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[cst.FunctionDef]:
+        """A method of a class of this file, inherited from a base of this file if need be."""
+        for st in klass.body.body:
+            if isinstance(st, cst.FunctionDef) and st.name.value == name:
+                return st
+        if depth < 8:
+            for base in klass.bases:
+                if isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                    found = self.method(self.classes[base.value.value], name, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+    def module_of_class(self, name: str, call: Optional[cst.Call], inference, state) -> Optional[Module]:
+        """The `nn.Module` fact of an instance of a class of this file, None for other classes."""
+        args = self._literal_args(call, inference, state) if call is not None else {}
+        try:
+            key = (name, tuple(sorted(args.items(), key=lambda kv: str(kv[0]))))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in self._class_modules:
+            return self._class_modules[key]
+        index = project_index()
+        import os
+        qualname = f"{os.path.abspath(self.ctx.path)}::{name}"
+        info = index.instantiate(qualname, self.ctx.path, args, text=self.ctx.source)
+        module = None
+        if info is not None:
+            self.ctx.dependencies.update(info.files)
+            where = call if call is not None else self.classes[name]
+            module = Module(kind=name, flags=info.flags, parts=info.parts, cls=qualname,
+                            evidence=(Evidence.at(where, f"an instance of {info.evidence}"),))
+        if key is not None:
+            self._class_modules[key] = module
+        return module
+
+    def _annotated_models(self, node: cst.FunctionDef, state: State) -> None:
+        """`def train(model: Recommender)`: the parameter is an instance of that model class."""
+        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            name = p.name.value
+            if name in state.env or p.annotation is None or not isinstance(p.annotation.annotation, cst.Name):
+                continue
+            cls = p.annotation.annotation.value
+            index = project_index()
+            qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
+            if qualname is None:
+                continue
+            info = index.instantiate(qualname, self.ctx.path, {}, text=self.ctx.source)
+            if info is not None and info.flags.has_sparse is True:
+                self.ctx.dependencies.update(info.files)
+                state.env[name] = Module(kind=cls, flags=info.flags, parts=info.parts, cls=qualname,
+                                         evidence=(Evidence.at(p, f"annotated as {info.evidence}"),))
 
     def summary(self, name: str) -> Optional[Fact]:
         """What a module-level function of this file returns, whatever its arguments."""
@@ -124,30 +219,43 @@ class Walker:
             self._summarising.discard(name)
         return self.summaries.setdefault(name, None)
 
-    def model_of(self, call: cst.Call) -> Optional[Module]:
+    def model_of(self, call: cst.Call, inference=None, state=None) -> Optional[Module]:
         """An instance of a model class of this project, built by this call."""
-        if not isinstance(call.func, cst.Name):
-            return None
         index = project_index()
-        qualname = index.resolve_name(call.func.value, self.ctx.path, self.ctx.source)
+        if isinstance(call.func, cst.Name):
+            qualname = index.resolve_name(call.func.value, self.ctx.path, self.ctx.source)
+        elif isinstance(call.func, cst.Attribute) and dotted(call.func) is not None:
+            # `import models.mf as m; m.MF(...)`
+            head, _, rest = dotted(call.func).partition(".")
+            qualname = index.resolve_name(head, self.ctx.path, self.ctx.source, attribute=rest)
+        else:
+            return None
         if qualname is None:
             return None
-        args = {}
-        for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
-            value = literal(a.value)
-            if value is not UNKNOWN_LITERAL:
-                args[i] = value
-        for a in call.args:
-            if a.keyword is not None:
-                value = literal(a.value)
-                if value is not UNKNOWN_LITERAL:
-                    args[a.keyword.value] = value
+        args = self._literal_args(call, inference, state)
         info = index.instantiate(qualname, self.ctx.path, args, text=self.ctx.source)
         if info is None:
             return None
         self.ctx.dependencies.update(info.files)
-        return Module(kind=call.func.value, flags=info.flags, parts=info.parts,
+        return Module(kind=dotted(call.func).split(".")[-1], flags=info.flags, parts=info.parts, cls=qualname,
                       evidence=(Evidence.at(call, f"an instance of {info.evidence}"),))
+
+    @staticmethod
+    def _literal_args(call: cst.Call, inference, state) -> dict:
+        def value(expr):
+            return inference.value(expr, state) if inference is not None else literal(expr)
+
+        args = {}
+        for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
+            v = value(a.value)
+            if v is not UNKNOWN_LITERAL:
+                args[i] = v
+        for a in call.args:
+            if a.keyword is not None:
+                v = value(a.value)
+                if v is not UNKNOWN_LITERAL:
+                    args[a.keyword.value] = v
+        return args
 
     def _decorated_grad_mode(self, node: cst.FunctionDef, names: Names) -> bool:
         for deco in node.decorators:
@@ -183,10 +291,12 @@ class Walker:
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.ctx.statement, self.ctx.line_node = small, node
+                self.calls.prepare(small, state)
                 self.dispatch(small, state)
-                if isinstance(small, cst.Return) and small.value is not None:
-                    self.returns.append(inf.fact(small.value, state))
+                returned = inf.fact(small.value, state) if isinstance(small, cst.Return) and small.value is not None else _NO_VALUE
                 state = inf.apply(small, state)
+                if isinstance(small, cst.Return):
+                    self.returns.append((returned, state))
             return state
         if isinstance(node, cst.If):
             self.header(node, [node.test], state)
@@ -201,6 +311,7 @@ class Walker:
             return join_states(a, b)
         if isinstance(node, cst.For):
             self.ctx.statement = self.ctx.line_node = node
+            self.calls.prepare(node.iter, state)
             self.dispatch(node.iter, state)
             return self.loop(node, state, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         if isinstance(node, cst.While):
@@ -237,6 +348,8 @@ class Walker:
 
     def header(self, node, exprs, state: State) -> None:
         self.ctx.statement = self.ctx.line_node = node
+        for e in exprs:
+            self.calls.prepare(e, state)
         self._call_hooks(node, state)
         for e in exprs:
             self.dispatch(e, state)
@@ -256,7 +369,8 @@ class Walker:
                 end = join_states(end, self.block(body, bind(end)))
         finally:
             self.ctx.loops.pop()
-        out = join_states(state, end)
+        # A loop that surely runs and never breaks leaves what its iterations leave.
+        out = end if _runs_through(node) else join_states(state, end)
         if node.orelse is not None:
             out = self.block(node.orelse.body.body, out)
         return out
@@ -323,6 +437,47 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _runs_through(loop) -> bool:
+    """A `for` over `range(<positive literal>)` or a non-empty literal list, with no `break`
+    or `return` that could leave it early."""
+    if not isinstance(loop, cst.For):
+        return False
+    it = loop.iter
+    if isinstance(it, (cst.List, cst.Tuple)):
+        runs = bool(it.elements)
+    elif isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range" and 1 <= len(it.args) <= 2:
+        bounds = [literal(a.value) for a in it.args]
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+            return False
+        runs = (bounds[0] > 0) if len(bounds) == 1 else bounds[1] > bounds[0]
+    else:
+        return False
+    if not runs:
+        return False
+    stack = list(loop.body.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Break, cst.Return, cst.Raise)):
+            return False
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)) and n is not loop:
+            if isinstance(n, (cst.For, cst.While)):
+                # a break there leaves only that inner loop; a return still leaves this one
+                stack.extend(m for m in _statements_under(n) if isinstance(m, (cst.Return, cst.Raise)))
+            continue
+        stack.extend(children(n))
+    return True
+
+
+def _statements_under(node) -> list:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(children(n))
+    return out
 
 
 def _child_statements(node) -> list[cst.CSTNode]:

@@ -1,0 +1,414 @@
+"""Calls into the functions and classes of the file being checked, analysed at each call site.
+
+When a call passes facts the engine knows (an uncoalesced adjacency, a model with sparse
+embeddings, a trainer object), the callee's body is analysed with those facts bound to its
+parameters, so a hazard inside a helper is found at the helper's line, with the call site in
+its evidence. What the callee does flows back: the facts it returns for these arguments,
+and its effects on them (a tensor coalesced or stepped, `self.x` set by a method).
+
+Analyses are memoised on (callee, argument facts), so a helper called from many places with
+the same facts costs one analysis; call chains deeper than `MAX_DEPTH` and recursion are cut.
+Calls are prepared statement by statement, before rules look at the statement, so every
+rule and the inference read one outcome per call node.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+import libcst as cst
+
+from .diagnostics import Evidence
+from .facts import Callee, Const, Fact, Instance, Module, Scalar, Tensor, with_evidence
+from .names import dotted
+from .syntax import assigned_names
+from .tree import walk
+
+MAX_DEPTH = 4
+# The chain of callees being analysed, across files, so mutual recursion between modules ends.
+_ACTIVE: list[cst.FunctionDef] = []
+# Modules of the project parsed for calls into them, once per process: (path, mtime, size) ->
+# (module, text, import aliases), or None when the file cannot be read or parsed.
+_PARSED: dict[tuple, Optional[tuple]] = {}
+
+
+@dataclass
+class Outcome:
+    returned: Optional[Fact] = None
+    # caller access path -> the fact after the call (None: no longer known)
+    effects: dict[str, Optional[Fact]] = field(default_factory=dict)
+
+
+@dataclass
+class _Result:
+    """A callee's analysis, in the callee's own names."""
+
+    returned: Optional[Fact]
+    effects: dict[str, Optional[Fact]]  # parameter-rooted path -> fact after the call
+
+
+@dataclass
+class _Target:
+    node: cst.FunctionDef
+    name: str
+    # the first parameter's fact for a method (the receiver), and the caller's path to it
+    receiver: Optional[Fact] = None
+    receiver_path: Optional[str] = None
+    klass: Optional[cst.ClassDef] = None
+    makes: Optional[str] = None  # "instance" or "module" for a constructor call
+    # the walker of the module that defines the callee, when it is another file
+    walker: Optional[object] = None
+
+
+def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
+    """The fact of a literal default value (`sparse=True`, `lr=0.1`, `mode="sum"`)."""
+    from .inference import _UNKNOWN, literal
+    if node is None:
+        return None
+    v = literal(node)
+    if v is _UNKNOWN:
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return Scalar(value=v)
+    return Const(value=v)
+
+
+class Calls:
+    def __init__(self, walker):
+        self.walker = walker
+        self.outcomes: dict[cst.Call, Outcome] = {}
+        self._memo: dict[tuple, _Result] = {}
+        self._rebound: dict[cst.FunctionDef, set[str]] = {}
+        self._calls_in: dict[cst.CSTNode, list] = {}
+        self._keywords: dict[cst.FunctionDef, set[str]] = {}
+        self._foreign: dict[str, Optional[object]] = {}
+
+    # -- what a call reaches -----------------------------------------------------------
+
+    def outcome(self, call: cst.Call) -> Optional[Outcome]:
+        return self.outcomes.get(call)
+
+    def calls_in(self, node: cst.CSTNode) -> list:
+        """The calls of a statement in evaluation order, found once per statement."""
+        found = self._calls_in.get(node)
+        if found is None:
+            from .inference import _calls_in
+            found = self._calls_in[node] = _calls_in(node)
+        return found
+
+    def prepare(self, node: cst.CSTNode, state) -> None:
+        """Analyse the project calls of a statement (inner calls first) with the facts
+        that hold before it."""
+        w = self.walker
+        if not w.functions and not w.classes:
+            return
+        for call in self.calls_in(node):
+            if not isinstance(call, cst.Call):
+                continue
+            self.outcomes.pop(call, None)
+            target = self._target(call, state)
+            if target is None:
+                continue
+            outcome = self._invoke(target, call, state)
+            if outcome is not None:
+                self.outcomes[call] = outcome
+
+    def _target(self, call: cst.Call, state) -> Optional[_Target]:
+        w = self.walker
+        inf = w.ctx.inference
+        func = call.func
+        if isinstance(func, cst.Name):
+            name = func.value
+            fact = inf.fact(func, state)
+            if isinstance(fact, Callee) and fact.local:
+                name = fact.target
+            elif fact is not None or name in inf.locals:
+                return None
+            if name in w.functions:
+                return _Target(w.functions[name], name)
+            if name not in w.classes:
+                return self._imported(call, state, name, "")
+            if name in w.classes:
+                klass = w.classes[name]
+                init = w.method(klass, "__init__")
+                module = w.module_of_class(name, call, inf, state)
+                if init is None and module is None:
+                    return _Target(None, name, klass=klass, makes="instance")
+                receiver = module if module is not None else Instance(cls=name)
+                return _Target(init, name, receiver=receiver, klass=klass,
+                               makes="module" if module is not None else "instance")
+            return None
+        if isinstance(func, cst.Attribute):
+            if isinstance(func.value, cst.Name) and func.value.value not in inf.locals and inf.names.qualify(func.value) is None:
+                found = self._imported(call, state, func.value.value, func.attr.value)
+                if found is not None:
+                    return found
+            recv = inf.fact(func.value, state)
+            cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
+            if cls is None or cls not in w.classes:
+                return None
+            method = w.method(w.classes[cls], func.attr.value)
+            if method is None or _is_static(method):
+                return None
+            return _Target(method, f"{cls}.{func.attr.value}", receiver=recv, receiver_path=dotted(func.value))
+        return None
+
+    def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
+        """A function of another module of the project, when the call passes it a fact."""
+        inf = self.walker.ctx.inference
+        if not any(not a.star and _passes(inf.fact(a.value, state)) for a in call.args):
+            return None
+        from .models import project_index
+        index = project_index()
+        ctx = self.walker.ctx
+        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
+        ctx.dependencies.update(index.missing)
+        if found is None:
+            return None
+        file, name = found
+        walker = self._walker_for(file)
+        if walker is None or name not in walker.functions:
+            return None
+        ctx.dependencies.add(file)
+        return _Target(walker.functions[name], name, walker=walker)
+
+    def _walker_for(self, file: str):
+        """A walker over another module of the project, whose findings are this file's too."""
+        if file not in self._foreign:
+            parsed = _parse(file)
+            walker = None
+            if parsed is not None:
+                from .context import Context
+                from .names import Names
+                module, text, aliases = parsed
+                here = self.walker.ctx
+                shown = os.path.normpath(os.path.join(os.path.dirname(here.path),
+                                                      os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
+                ctx = Context(shown, text, Names(dict(aliases)), module)
+                walker = type(self.walker)(module, ctx, self.walker.hooks)
+                walker.collect()
+            self._foreign[file] = walker
+        return self._foreign[file]
+
+    # -- analysing a callee --------------------------------------------------------------
+
+    def _invoke(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
+        if target.node is None:
+            return Outcome(returned=Instance(cls=target.name, evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
+        bound, paths, known = self._bind(target, call, state)
+        if bound is None or not known:
+            return None
+        if len(_ACTIVE) >= MAX_DEPTH or target.node in _ACTIVE:
+            return None
+        inf = self.walker.ctx.inference
+        if target.walker is not None:
+            # Another file: evidence is resolved to positions now, with its file, and the
+            # callee's findings join this file's results.
+            here = self.walker.ctx
+            bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
+            there = target.walker
+            before = len(there.ctx.diagnostics)
+            result = there.calls._analyse(target.node, bound, {})
+            if result is not None:
+                result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
+                                 {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()})
+            for d in there.ctx.diagnostics[before:]:
+                here.diagnostics.append(replace(d, fix=None))
+            here.dependencies.update(there.ctx.dependencies)
+        else:
+            # a call from module code sees the module's facts as they are now; a call from a
+            # function sees the module's stable ones, as that function does
+            outer = state.env if inf is self.walker.module_inference else inf.outer
+            result = self._analyse(target.node, bound, outer)
+        if result is None:
+            return None
+        outcome = Outcome()
+        for key, fact in result.effects.items():
+            root, _, rest = key.partition(".")
+            caller = paths.get(root)
+            if caller:
+                outcome.effects[caller + ("." + rest if rest else "")] = fact
+        if target.makes is not None:
+            attrs = tuple((k[len("self."):], v) for k, v in result.effects.items()
+                          if k.startswith("self.") and v is not None)
+            receiver = target.receiver
+            if target.makes == "module":
+                attrs = tuple((k, v) for k, v in attrs if not isinstance(v, Module))
+            outcome.returned = replace(receiver, attrs=attrs)
+            outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
+        elif isinstance(result.returned, Tensor):
+            outcome.returned = result.returned.why(call, f"returned by `{target.name}()`")
+        else:
+            outcome.returned = result.returned
+        return outcome
+
+    def _bind(self, target: _Target, call: cst.Call, state):
+        """Parameter name -> fact at entry, parameter -> the caller's path for effects, and
+        whether any fact the caller passed is known."""
+        inf = self.walker.ctx.inference
+        node = target.node
+        p = node.params
+        positional = [*p.posonly_params, *p.params]
+        bound: dict[str, Fact] = {}
+        paths: dict[str, str] = {}
+        known = False
+        if target.receiver is not None:
+            if not positional:
+                return None, paths, False
+            first = positional[0].name.value
+            bound[first] = target.receiver
+            if target.receiver_path:
+                paths[first] = target.receiver_path
+            elif target.makes is not None:
+                paths[first] = "self"
+            positional = positional[1:]
+            known = True
+        by_name = {a.name.value: a for a in (*positional, *p.kwonly_params)}
+        given: dict[str, cst.BaseExpression] = {}
+        args = [a for a in call.args]
+        if any(a.star for a in args):
+            return None, paths, False
+        for i, a in enumerate(a for a in args if a.keyword is None):
+            if i >= len(positional):
+                return None, paths, False
+            given[positional[i].name.value] = a
+        for a in args:
+            if a.keyword is not None:
+                if a.keyword.value not in by_name:
+                    return None, paths, False
+                given[a.keyword.value] = a
+        for name, param in by_name.items():
+            if name in given:
+                a = given[name]
+                fact = inf.fact(a.value, state)
+                if fact is None:
+                    continue
+                if _plain_value(fact) and name not in self._feeds_keywords(node):
+                    continue  # a number or a flag the callee does not pass on changes no fact
+                if not _plain_value(fact):
+                    code = self.walker.ctx.code(a.value)
+                    fact = with_evidence(fact, Evidence.at(a.value, f"`{code}` passed to `{target.name}()` as `{name}`"))
+                bound[name] = fact
+                known = True
+                path = dotted(a.value)
+                if path and name not in self._rebound_in(node):
+                    paths[name] = path
+            else:
+                default = literal_fact(param.default)
+                if default is not None:
+                    bound[name] = default
+        return bound, paths, known
+
+    def _feeds_keywords(self, node: cst.FunctionDef) -> set[str]:
+        """Parameters passed on as a keyword argument (`sparse=sparse`, `sparse=cfg["sparse"]`)."""
+        if node not in self._keywords:
+            found = set()
+            for n in walk(node.body):
+                if isinstance(n, cst.Arg) and n.keyword is not None:
+                    root = n.value
+                    while isinstance(root, (cst.Attribute, cst.Subscript)):
+                        root = root.value
+                    if isinstance(root, cst.Name):
+                        found.add(root.value)
+            self._keywords[node] = found
+        return self._keywords[node]
+
+    def _rebound_in(self, node: cst.FunctionDef) -> set[str]:
+        if node not in self._rebound:
+            self._rebound[node] = assigned_names(node.body.body) if isinstance(node.body, cst.IndentedBlock) else set()
+        return self._rebound[node]
+
+    def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact]) -> Optional[_Result]:
+        w = self.walker
+        try:
+            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in self._memo:
+            return self._memo[key]
+        initial: dict[str, Fact] = {}
+        for name, fact in bound.items():
+            initial[name] = fact
+            for attr, sub in getattr(fact, "attrs", ()) or ():
+                initial[f"{name}.{attr}"] = sub
+        _ACTIVE.append(node)
+        try:
+            final, returns = w.callee(node, initial, outer)
+        finally:
+            _ACTIVE.pop()
+        returned = None
+        if returns:
+            returned = returns[0]
+            from .facts import join
+            for r in returns[1:]:
+                returned = join(returned, r)
+        effects: dict[str, Optional[Fact]] = {}
+        for name in bound:
+            if name in self._rebound_in(node):
+                continue
+            prefix = name + "."
+            keys = {k for k in final.env if k == name or k.startswith(prefix)}
+            keys |= {k for k in initial if k == name or k.startswith(prefix)}
+            for k in keys:
+                before, after = initial.get(k), final.env.get(k)
+                if after != before or (after is not None and before is None):
+                    effects[k] = after
+        result = _Result(returned, effects)
+        if key is not None:
+            self._memo[key] = result
+        return result
+
+
+def _passes(fact) -> bool:
+    """A fact worth following a call into another module for."""
+    return fact is not None and not _plain_value(fact) and not isinstance(fact, Callee)
+
+
+def _parse(file: str) -> Optional[tuple]:
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    key = (file, st.st_mtime_ns, st.st_size)
+    if key not in _PARSED:
+        try:
+            with open(file, "rb") as fh:
+                text = fh.read().decode("utf-8")
+            module = cst.parse_module(text)
+            from .names import Names
+            _PARSED[key] = (module, text, tuple(Names.from_module(module).aliases.items()))
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+            _PARSED[key] = None
+    return _PARSED[key]
+
+
+def _portable(fact, ctx, path: str):
+    """The fact with its evidence resolved to positions in `ctx`'s file (named by `path`
+    when that is not the file of the finding), so it can travel to another file."""
+    if fact is None or not hasattr(fact, "evidence"):
+        return fact
+    resolved = tuple(e if e.path else replace(e, path=path) for e in ctx._resolve(fact.evidence))
+    out = replace(fact, evidence=resolved)
+    if getattr(fact, "attrs", ()):
+        out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
+    return out
+
+
+def _plain_value(fact) -> bool:
+    return isinstance(fact, (Const, Scalar)) or (isinstance(fact, Instance) and fact.cls == "dict")
+
+
+def _local_class(fact, path: str) -> Optional[str]:
+    """The name of a class of this file that made a module fact."""
+    import os
+    if not isinstance(fact, Module) or not fact.cls:
+        return None
+    file, _, name = fact.cls.partition("::")
+    return name if os.path.abspath(file) == os.path.abspath(path) else None
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+               for d in node.decorators)

@@ -100,9 +100,6 @@ class Calls:
     def prepare(self, node: cst.CSTNode, state) -> None:
         """Analyse the project calls of a statement (inner calls first) with the facts
         that hold before it."""
-        w = self.walker
-        if not w.functions and not w.classes:
-            return
         for call in self.calls_in(node):
             if not isinstance(call, cst.Call):
                 continue
@@ -140,7 +137,8 @@ class Calls:
                                makes="module" if module is not None else "instance")
             return None
         if isinstance(func, cst.Attribute):
-            if isinstance(func.value, cst.Name) and func.value.value not in inf.locals and inf.names.qualify(func.value) is None:
+            if (isinstance(func.value, cst.Name) and func.value.value not in inf.locals
+                    and inf.names.qualify(func.value) is None and inf.lookup(func.value.value, state) is None):
                 found = self._imported(call, state, func.value.value, func.attr.value)
                 if found is not None:
                     return found

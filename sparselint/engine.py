@@ -34,14 +34,33 @@ def prefilter_tokens(rules) -> tuple[str, ...]:
     return tuple(sorted({tok for r in rules for tok in r.prefilter}))
 
 
+def imported_code(text: str, path: str, tokens: tuple[str, ...], dependencies: Optional[set] = None):
+    """Names this file imports from other modules of the project whose code holds a
+    prefilter token, and that code: a hazard there can be set off by this file's facts."""
+    from .models import project_index
+    index = project_index()
+    index.missing = set()
+    names, texts, files = index.imported_code(text, path, tokens)
+    if dependencies is not None:
+        dependencies.update(files | index.missing)
+    return tuple(names), texts
+
+
 def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> list[Diagnostic]:
     """Findings of the given rules on one source text (no suppression, no fixes); the other
     files they depend on are added to `dependencies`."""
     tokens = prefilter_tokens(rules)
-    if not rules or not any(tok in text for tok in tokens):
+    if not rules:
+        return []
+    # Modules of the project that this file imports count with it: a helper there can hold
+    # the hazard that this file's facts set off. Names imported from such a module are kept
+    # by the reduction as if they were tokens.
+    extra, imported = imported_code(text, path, tokens, dependencies)
+    texts = [text, *imported]
+    if not any(tok in t for t in texts for tok in tokens):
         return []
     try:
-        reduced = reduce_source(text, tokens)
+        reduced = reduce_source(text, tokens + tuple(extra))
     except Exception:  # the reduction is an optimisation; the full text is always right
         reduced = text
     try:
@@ -52,7 +71,7 @@ def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> 
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot parse: nesting too deep for the parser")]
     try:
         ctx = Context(path, text, Names.from_module(module), module)
-        instances = [r() for r in rules if any(tok in text for tok in r.prefilter)]
+        instances = [r() for r in rules if any(tok in t for t in texts for tok in r.prefilter)]
         hooks: dict[str, list[Callable]] = defaultdict(list)
         for rule in instances:
             for attr in dir(rule):

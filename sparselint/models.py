@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Optional
@@ -86,6 +87,9 @@ class ProjectIndex:
         self._functions: dict[tuple, Optional[tuple[str, str]]] = {}
         # files an import was looked for in and not found: creating one changes the result
         self.missing: set[str] = set()
+        self._import_files: dict[tuple, Optional[str]] = {}
+        self._module_texts: dict[str, Optional[str]] = {}
+        self._definitions: dict[tuple, list[str]] = {}
 
     # -- files and imports -------------------------------------------------------------
 
@@ -134,6 +138,13 @@ class ProjectIndex:
 
     def _class(self, qualname: str, importer: str, importer_text: Optional[str] = None) -> Optional[_Class]:
         """A class by `<file>::<Name>` (same file) or by dotted project path."""
+        if qualname.startswith("@"):
+            # `from .models import MF` re-exported by a package __init__
+            folder, _, name = qualname[1:].partition(":")
+            for cand in (folder + ".py", os.path.join(folder, "__init__.py")):
+                if os.path.isfile(cand):
+                    return self._class(f"{cand}::{name}", importer)
+            return None
         if "::" in qualname:
             path, name = qualname.split("::", 1)
             loaded = self._load(path, importer_text if os.path.abspath(path) == os.path.abspath(importer) else None)
@@ -237,6 +248,87 @@ class ProjectIndex:
             module, _, inner = target.rpartition(".")
             return self._function_in(self._find_module(module, file), inner, depth + 1)
         return None
+
+    def imported_code(self, text: str, path: str, tokens: tuple[str, ...]) -> tuple[list[str], list[str], set[str]]:
+        """What a file imports from other modules of the project that can hold a hazard: the
+        local names bound to such functions, classes or modules, their source texts, and the
+        files consulted (found or looked for). Import lines are read by a cheap regex; a
+        name re-exported by a package `__init__` is followed to its definition."""
+        names: list[str] = []
+        texts: list[str] = []
+        files: set[str] = set()
+        for module, pairs in _import_lines(text):
+            file = self._import_file(module, path)
+            if file is None:
+                continue
+            files.add(file)
+            for original, local in pairs:
+                if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
+                    body = self._text(file)
+                    code = [body] if body is not None and any(t in body for t in tokens) else []
+                else:
+                    code = self._definition_text(file, original, files)
+                if code and any(t in c for c in code for t in tokens):
+                    names.append(local)
+                    texts.extend(code)
+        return names, texts, files
+
+    def _definition_text(self, file: str, name: str, files: set[str], depth: int = 0) -> list[str]:
+        """The source of the function or class `name` of a module, following re-exports."""
+        key = (file, name)
+        if key in self._definitions:
+            return self._definitions[key]
+        self._definitions[key] = []  # a cycle of re-exports ends here
+        loaded = self._load(file)
+        out: list[str] = []
+        if loaded is not None and depth <= 4:
+            tree, imports, _ = loaded
+            body = self._text(file) or ""
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                    lines = body.splitlines()
+                    out = ["\n".join(lines[node.lineno - 1:node.end_lineno])]
+                    break
+            else:
+                for module, pairs in _import_lines(body):
+                    if any(original == name or local == name for original, local in pairs):
+                        sub = self._import_file(module, file)
+                        if sub is not None:
+                            files.add(sub)
+                            original = next(o for o, l in pairs if l == name or o == name)
+                            out = self._definition_text(sub, original or name, files, depth + 1)
+                        break
+        self._definitions[key] = out
+        return out
+
+    def _import_file(self, module: str, importer: str) -> Optional[str]:
+        if module.split(".")[0] in _NOT_PROJECT:
+            return None
+        key = (os.path.dirname(os.path.abspath(importer)), module)
+        if key not in self._import_files:
+            if module.startswith("."):
+                level = len(module) - len(module.lstrip("."))
+                folder = os.path.dirname(os.path.abspath(importer))
+                for _ in range(level - 1):
+                    folder = os.path.dirname(folder)
+                rest = module[level:]
+                base = os.path.join(folder, *rest.split(".")) if rest else folder
+                found = next((c for c in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(c)), None)
+                if found is None and rest:
+                    self.missing.add(base + ".py")
+            else:
+                found = self._find_module(module, importer)
+            self._import_files[key] = os.path.abspath(found) if found else None
+        return self._import_files[key]
+
+    def _text(self, file: str) -> Optional[str]:
+        if file not in self._module_texts:
+            try:
+                with open(file, "rb") as fh:
+                    self._module_texts[file] = fh.read().decode("utf-8", "replace")
+            except OSError:
+                self._module_texts[file] = None
+        return self._module_texts[file]
 
     # -- instances ---------------------------------------------------------------------
 
@@ -372,6 +464,33 @@ class ProjectIndex:
         if info is None:
             return UNKNOWN, None, ""
         return info.flags, info.parts, info.evidence
+
+
+# Top-level packages that are never part of the project being checked.
+_NOT_PROJECT = frozenset({"torch", "numpy", "typing", "os", "sys", "collections", "functools", "itertools",
+                          "dataclasses", "math", "re", "abc", "enum", "warnings", "logging", "json", "copy",
+                          "contextlib", "inspect", "__future__", "pathlib", "time", "random"})
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w ,\t]+)|import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?))", re.M)
+
+
+def _import_lines(text: str):
+    """(module, [(imported name, local name)]) of the import statements of a text, read by
+    a cheap regex; the imported name is None where the module itself is bound."""
+    for m in _IMPORT_LINE.finditer(text):
+        if m.group(1) is not None:
+            module = m.group(1)
+            pairs = [(part.split(" as ")[0].strip(), part.split(" as ")[-1].strip())
+                     for part in m.group(2).split(",") if part.strip()]
+            if module.strip(".") == "":
+                # `from . import utils`: each name is a module of that package
+                for name, local in pairs:
+                    yield module + name, [(None, local)]
+                continue
+            yield module, pairs
+        else:
+            spec = m.group(3)
+            module, _, alias = spec.partition(" as ")
+            yield module.strip(), [(None, alias.strip() or module.strip().split(".")[0])]
 
 
 def _module_name(path: str) -> str:

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 from .cache import Cache
 from .config import Settings
 from .diagnostics import FileResult
-from .engine import check_file, prefilter_tokens
+from .engine import check_file, imported_code, prefilter_tokens
 
 # Below this many files per worker, starting workers costs more than it saves.
 MIN_FILES_PER_WORKER = 8
@@ -29,10 +29,11 @@ def _cannot_match(path: str, tokens: tuple[bytes, ...]) -> bool:
     if path.endswith(".ipynb") or b"\0" in data or any(tok in data for tok in tokens):
         return False
     try:
-        data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return True
+    # a helper it imports from the project may hold what this file's facts set off
+    return not imported_code(text, path, tuple(t.decode() for t in tokens))[0]
 
 
 def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None,

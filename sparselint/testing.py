@@ -63,8 +63,19 @@ def expected_findings(source: str) -> Counter:
 
 
 def actual_findings(source: str, path: str = "fixture.py", settings: Settings | None = None) -> Counter:
+    """(line, code) of the findings in this file itself (not in the modules it calls)."""
     diagnostics, _, _ = check_text(source, path, settings or Settings())
-    return Counter((d.line, d.code) for d in diagnostics)
+    return Counter((d.line, d.code) for d in diagnostics if d.path == path)
+
+
+def findings_elsewhere(source: str, path: str, settings: Settings | None = None) -> dict[str, Counter]:
+    """Findings that checking this file reports inside other modules it calls, by file."""
+    diagnostics, _, _ = check_text(source, path, settings or Settings())
+    out: dict[str, Counter] = {}
+    for d in diagnostics:
+        if d.path != path:
+            out.setdefault(os.path.normpath(d.path), Counter())[(d.line, d.code)] += 1
+    return out
 
 
 @dataclass

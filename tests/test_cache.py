@@ -54,3 +54,32 @@ def test_two_runs_sharing_a_cache(tmp_path):
     assert len({o[0] for o in outs}) == 1
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert again.stdout == outs[0][0]
+
+
+def test_a_module_created_after_the_cached_run_invalidates_its_importer(cli, tmp_path):
+    """train.py imports a helper module that does not exist yet: adding it must be seen."""
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom graph_utils import gcn_norm\n\n"
+                     "adj = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))\n"
+                     "out = gcn_norm(adj)\n")
+    cache = tmp_path / "cache"
+    first = cli("--cache-dir", str(cache), str(train))
+    assert first.returncode == 0, first.stdout
+    (tmp_path / "graph_utils.py").write_text("def gcn_norm(adj):\n    return adj.values().sum()\n")
+    second = cli("--cache-dir", str(cache), str(train))
+    assert second.returncode == 1, second.stdout
+    assert "graph_utils.py:2:12: SPL001" in second.stdout
+
+
+def test_a_changed_helper_module_invalidates_its_caller(cli, tmp_path):
+    train = tmp_path / "train.py"
+    train.write_text("import torch\nfrom graph_utils import gcn_norm\n\n"
+                     "adj = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))\n"
+                     "out = gcn_norm(adj)\n")
+    helper = tmp_path / "graph_utils.py"
+    helper.write_text("import torch\n\ndef gcn_norm(adj):\n    return torch.sparse.sum(adj)\n")
+    cache = tmp_path / "cache"
+    assert cli("--cache-dir", str(cache), str(train)).returncode == 0
+    helper.write_text("import torch\n\ndef gcn_norm(adj):\n    return adj.values().sum()\n")
+    again = cli("--cache-dir", str(cache), str(train))
+    assert again.returncode == 1 and "graph_utils.py:4:12: SPL001" in again.stdout, again.stdout

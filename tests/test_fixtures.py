@@ -3,13 +3,14 @@ every fixture behaves under torch as its header says, and every fix is proven by
 the fixed code."""
 import os
 import shutil
+from collections import Counter
 
 import pytest
 
 from sparselint.config import Settings
 from sparselint.engine import check_text
-from sparselint.testing import (actual_findings, expectation, expected_findings, outcome_problem,
-                                run_script)
+from sparselint.testing import (actual_findings, expectation, expected_findings, findings_elsewhere,
+                                outcome_problem, run_script)
 
 from conftest import FIXTURES, all_fixtures, run_cli
 from sparselint.testing import has_expectation
@@ -33,15 +34,40 @@ def test_there_are_fixtures_for_every_rule():
                    if k[1] == rule.code), f"{rule.code}: no fixture marks a finding of this rule"
 
 
+def _support_module(rel):
+    return rel.startswith("projects" + os.sep) and not has_expectation(read(rel))
+
+
 @pytest.mark.parametrize("rel", FIXTURE_FILES)
 def test_lint_matches_inline_marks(rel):
     source = read(rel)
-    expected = expected_findings(source)
+    # A support module's marks are findings its callers' facts set off (checked below); on
+    # its own, with parameters nobody passes, it is silent.
+    expected = Counter() if _support_module(rel) else expected_findings(source)
     actual = actual_findings(source, os.path.join(FIXTURES, rel))
     assert actual == expected, f"{rel}: expected {sorted(expected.elements())}, got {sorted(actual.elements())}"
     if has_expectation(source) and expectation(source).outcome == "ok" and "_bad" not in rel:
         if not rel.startswith("writeups"):
             assert not expected, f"{rel}: a clean-running fixture outside writeups/ should have no marks"
+
+
+PROJECTS = sorted({rel.split(os.sep)[1] for rel in FIXTURE_FILES if rel.startswith("projects" + os.sep)})
+
+
+@pytest.mark.parametrize("project", PROJECTS)
+def test_findings_in_called_modules_match_their_marks(project):
+    """Checking a project's entry scripts reports, inside the modules they call, exactly the
+    findings marked there; once each, however many entries call them."""
+    files = [rel for rel in FIXTURE_FILES if rel.split(os.sep)[:2] == ["projects", project]]
+    expected = {os.path.normpath(os.path.join(FIXTURES, rel)): expected_findings(read(rel))
+                for rel in files if _support_module(rel)}
+    expected = {k: v for k, v in expected.items() if v}
+    seen: dict = {}
+    for rel in files:
+        if not _support_module(rel):
+            for path, found in findings_elsewhere(read(rel), os.path.join(FIXTURES, rel)).items():
+                seen[path] = seen.get(path, Counter()) | found
+    assert seen == expected
 
 
 RUNNABLE = [f for f in FIXTURE_FILES if has_expectation(read(f))]

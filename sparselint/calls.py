@@ -26,6 +26,7 @@ from .syntax import assigned_names
 from .tree import walk
 
 MAX_DEPTH = 4
+_GLOBAL = "<global>"
 # The chain of callees being analysed, across files, so mutual recursion between modules ends.
 _ACTIVE: list[cst.FunctionDef] = []
 # Modules of the project parsed for calls into them, once per process: (path, mtime, size) ->
@@ -193,7 +194,9 @@ class Calls:
 
     def _invoke(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
         if target.node is None:
-            return Outcome(returned=Instance(cls=target.name, evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
+            attrs = self._fields(target.klass, call, state)
+            return Outcome(returned=Instance(cls=target.name, attrs=attrs,
+                                             evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
         bound, paths, known = self._bind(target, call, state)
         if bound is None or not known:
             return None
@@ -223,6 +226,10 @@ class Calls:
             return None
         outcome = Outcome()
         for key, fact in result.effects.items():
+            if key.startswith(_GLOBAL):
+                if target.walker is None:
+                    outcome.effects[key[len(_GLOBAL):]] = fact
+                continue
             root, _, rest = key.partition(".")
             caller = paths.get(root)
             if caller:
@@ -241,6 +248,35 @@ class Calls:
             outcome.returned = result.returned
         return outcome
 
+    def _fields(self, klass: cst.ClassDef, call: cst.Call, state) -> tuple:
+        """Attributes of an object of a class without `__init__`: its class-level literal
+        values, and for a dataclass the fields the call sets (`Config(sparse=True)`)."""
+        inf = self.walker.ctx.inference
+        fields: dict[str, Optional[Fact]] = {}
+        order: list[str] = []
+        for line in klass.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    order.append(small.target.value)
+                    fields[small.target.value] = literal_fact(small.value)
+                elif (isinstance(small, cst.Assign) and len(small.targets) == 1
+                      and isinstance(small.targets[0].target, cst.Name)):
+                    fields[small.targets[0].target.value] = literal_fact(small.value)
+        if any(_decorator_name(d) == "dataclass" for d in klass.decorators):
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in call.args) or len(positional) > len(order):
+                return ()
+            for name, a in zip(order, positional):
+                fields[name] = inf.fact(a.value, state)
+            for a in call.args:
+                if a.keyword is not None:
+                    fields[a.keyword.value] = inf.fact(a.value, state)
+        elif call.args:
+            return ()
+        return tuple((k, v) for k, v in fields.items() if v is not None)
+
     def _bind(self, target: _Target, call: cst.Call, state):
         """Parameter name -> fact at entry, parameter -> the caller's path for effects, and
         whether any fact the caller passed is known."""
@@ -258,6 +294,11 @@ class Calls:
             bound[first] = target.receiver
             if target.receiver_path:
                 paths[first] = target.receiver_path
+                # what the caller knows of the receiver's attributes (`self.adj` set in __init__)
+                prefix = target.receiver_path + "."
+                for key, fact in state.env.items():
+                    if key.startswith(prefix):
+                        bound[first + key[len(prefix) - 1:]] = fact
             elif target.makes is not None:
                 paths[first] = "self"
             positional = positional[1:]
@@ -353,6 +394,13 @@ class Calls:
                 before, after = initial.get(k), final.env.get(k)
                 if after != before or (after is not None and before is None):
                     effects[k] = after
+        # module globals the callee changed in place (an optimizer over them stepped)
+        params = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+        local = params | self._rebound_in(node)
+        for k, fact in final.env.items():
+            root = k.split(".")[0]
+            if root not in local and root not in bound and k in outer and fact != outer[k]:
+                effects[_GLOBAL + k] = fact
         result = _Result(returned, effects)
         if key is not None:
             self._memo[key] = result
@@ -405,6 +453,11 @@ def _local_class(fact, path: str) -> Optional[str]:
         return None
     file, _, name = fact.cls.partition("::")
     return name if os.path.abspath(file) == os.path.abspath(path) else None
+
+
+def _decorator_name(d: cst.Decorator) -> str:
+    expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+    return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

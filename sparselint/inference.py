@@ -882,7 +882,7 @@ class Inference:
                 self._sparse_operand_effect("sum", func.value, None, state, where)
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             for p in recv.params.paths:
-                t = state.env.get(p)
+                t = state.env.get(p) or self.lookup(p, state)
                 if isinstance(t, Tensor) and t.is_coo:
                     state.env[p] = replace(t, coalesced=False).why(
                         where, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")

@@ -16,7 +16,7 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Fact, Module, Tensor, join
+from .facts import Fact, Instance, Module, Tensor, join
 from .models import project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
@@ -89,6 +89,9 @@ class Walker:
         module = self.module_of_class(node.name.value, None, None, None) if self.classes.get(node.name.value) is node else None
         if module is not None:
             self_facts["self"] = module
+        elif self.classes.get(node.name.value) is node:
+            # an object of a plain class: `self.method(...)` can be followed
+            self_facts["self"] = Instance(cls=node.name.value)
         if init is not None:
             final = self.function(init, outer, initial=dict(self_facts))
             reassigned = set()

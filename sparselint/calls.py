@@ -20,7 +20,7 @@ from typing import Optional
 import libcst as cst
 
 from .diagnostics import Evidence
-from .facts import Callee, Const, Fact, Instance, Module, Scalar, Tensor, with_evidence
+from .facts import Callee, Const, Fact, Instance, Module, Optimizer, Params, Scalar, Tensor, with_evidence
 from .names import dotted
 from .syntax import assigned_names
 from .tree import walk
@@ -302,7 +302,8 @@ class Calls:
             elif target.makes is not None:
                 paths[first] = "self"
             positional = positional[1:]
-            known = True
+            # a constructor always runs: what __init__ builds is what later method calls see
+            known = target.makes is not None or any(_relevant(f) for f in bound.values())
         by_name = {a.name.value: a for a in (*positional, *p.kwonly_params)}
         given: dict[str, cst.BaseExpression] = {}
         args = [a for a in call.args]
@@ -329,7 +330,7 @@ class Calls:
                     code = self.walker.ctx.code(a.value)
                     fact = with_evidence(fact, Evidence.at(a.value, f"`{code}` passed to `{target.name}()` as `{name}`"))
                 bound[name] = fact
-                known = True
+                known = known or _plain_value(fact) or _relevant(fact)
                 path = dotted(a.value)
                 if path and name not in self._rebound_in(node):
                     paths[name] = path
@@ -409,7 +410,25 @@ class Calls:
 
 def _passes(fact) -> bool:
     """A fact worth following a call into another module for."""
-    return fact is not None and not _plain_value(fact) and not isinstance(fact, Callee)
+    return not isinstance(fact, Callee) and _relevant(fact)
+
+
+def _relevant(fact, depth: int = 0) -> bool:
+    """A fact a hazard can hang on: something sparse, in a graph, with sparse gradients, or
+    an object or function that leads to one. Calls that pass only other facts (a dense
+    tensor that needs no grad, a dense model) are not worth a second analysis."""
+    if isinstance(fact, Tensor):
+        return (fact.is_sparse or fact.grad in ("leaf", "nonleaf") or fact.grad_layout is not None
+                or fact.values_of_sparse or fact.needs_sparse_grad)
+    if isinstance(fact, (Module, Params)):
+        if fact.flags.has_sparse is True or fact.flags.sparse_param is True:
+            return True
+        return depth < 3 and any(_relevant(v, depth + 1) for _, v in getattr(fact, "attrs", ()))
+    if isinstance(fact, Optimizer):
+        return fact.params is not None and _relevant(fact.params, depth + 1)
+    if isinstance(fact, Instance):
+        return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
+    return isinstance(fact, Callee) and fact.local
 
 
 def _parse(file: str) -> Optional[tuple]:

@@ -60,7 +60,7 @@ def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> 
     if not any(tok in t for t in texts for tok in tokens):
         return []
     try:
-        reduced = reduce_source(text, tokens + tuple(extra))
+        reduced = reduce_source(text, tokens, extra)
     except Exception:  # the reduction is an optimisation; the full text is always right
         reduced = text
     try:

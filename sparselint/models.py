@@ -90,6 +90,8 @@ class ProjectIndex:
         self._import_files: dict[tuple, Optional[str]] = {}
         self._module_texts: dict[str, Optional[str]] = {}
         self._definitions: dict[tuple, list[str]] = {}
+        self._instances: dict[tuple, Optional[ModelInfo]] = {}
+        self._owners: dict[tuple, bool] = {}
 
     # -- files and imports -------------------------------------------------------------
 
@@ -192,6 +194,23 @@ class ProjectIndex:
             return None
         return f"{target}.{attribute}"
 
+    def may_own_parameters(self, name: str, path: str, text: Optional[str] = None) -> bool:
+        """Whether a class of this file can be a model worth knowing inside its methods: it
+        has bases, and it or its methods touch parameters or sparse-capable layers."""
+        key = (os.path.abspath(path), hash(text) if text is not None else None, name)
+        if key not in self._owners:
+            loaded = self._load(path, text)
+            found = False
+            if loaded is not None:
+                for node in loaded[0].body:
+                    if isinstance(node, ast.ClassDef) and node.name == name and node.bases:
+                        found = any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
+                                    or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
+                                    for n in ast.walk(node))
+                        break
+            self._owners[key] = found
+        return self._owners[key]
+
     def resolve_function(self, local: str, path: str, text: Optional[str] = None,
                          attribute: str = "") -> Optional[tuple[str, str]]:
         """(file, name) of a function that a file imports from another module of the project:
@@ -274,30 +293,29 @@ class ProjectIndex:
         return names, texts, files
 
     def _definition_text(self, file: str, name: str, files: set[str], depth: int = 0) -> list[str]:
-        """The source of the function or class `name` of a module, following re-exports."""
+        """The source of the top-level function `name` of a module, found by a regex (no
+        parse), following re-exports."""
         key = (file, name)
         if key in self._definitions:
             return self._definitions[key]
         self._definitions[key] = []  # a cycle of re-exports ends here
-        loaded = self._load(file)
+        body = self._text(file) or ""
         out: list[str] = []
-        if loaded is not None and depth <= 4:
-            tree, imports, _ = loaded
-            body = self._text(file) or ""
-            for node in tree.body:
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-                    lines = body.splitlines()
-                    out = ["\n".join(lines[node.lineno - 1:node.end_lineno])]
+        # functions only: an imported model class is read by `instantiate`, and a class
+        # that mentions a token in one method would keep every line that names it
+        found = re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", body, re.M)
+        if found is not None:
+            nxt = _TOP_LEVEL.search(body, found.end())
+            out = [body[found.start():nxt.start() if nxt else len(body)]]
+        elif depth <= 4:
+            for module, pairs in _import_lines(body):
+                match = next((o for o, l in pairs if l == name), _NONE)
+                if match is not _NONE:
+                    sub = self._import_file(module, file)
+                    if sub is not None:
+                        files.add(sub)
+                        out = self._definition_text(sub, match or name, files, depth + 1)
                     break
-            else:
-                for module, pairs in _import_lines(body):
-                    if any(original == name or local == name for original, local in pairs):
-                        sub = self._import_file(module, file)
-                        if sub is not None:
-                            files.add(sub)
-                            original = next(o for o, l in pairs if l == name or o == name)
-                            out = self._definition_text(sub, original or name, files, depth + 1)
-                        break
         self._definitions[key] = out
         return out
 
@@ -338,6 +356,14 @@ class ProjectIndex:
         if depth > MAX_DEPTH:
             return None
         if depth == 0:
+            try:
+                key = (qualname, os.path.abspath(importer), tuple(sorted(args.items(), key=lambda kv: str(kv[0]))),
+                       hash(text) if text is not None else None)
+                hash(key)
+            except TypeError:
+                key = None
+            if key is not None and key in self._instances:
+                return self._instances[key]
             self._trail = set()
             try:
                 info = self.instantiate(qualname, importer, args, text, depth=-1)
@@ -345,6 +371,8 @@ class ProjectIndex:
                 trail, self._trail = self._trail, None
             if info is not None:
                 info.files = tuple(sorted(f for f in trail if f != os.path.abspath(importer)))
+            if key is not None:
+                self._instances[key] = info
             return info
         depth = max(depth, 0)
         cls = self._class(qualname, importer, text)
@@ -471,6 +499,15 @@ _NOT_PROJECT = frozenset({"torch", "numpy", "typing", "os", "sys", "collections"
                           "dataclasses", "math", "re", "abc", "enum", "warnings", "logging", "json", "copy",
                           "contextlib", "inspect", "__future__", "pathlib", "time", "random"})
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w ,\t]+)|import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?))", re.M)
+
+
+_NONE = object()
+# Names that make a class worth instantiating for its methods: parameter access and the
+# layers that can own sparse gradients.
+_OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
+                          "embedding_bag"})
+# The start of the next top-level statement: a line that begins with code.
+_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
 def _import_lines(text: str):

@@ -64,7 +64,7 @@ def _summarise(stmt: ast.stmt) -> _Summary:
     return s
 
 
-def _relevant(statements: list[ast.stmt], tokens: tuple[str, ...]) -> list[bool]:
+def _relevant(statements: list[ast.stmt], tokens: tuple[str, ...], names: tuple[str, ...] = ()) -> list[bool]:
     summaries = [_summarise(s) for s in statements]
     binders, users, callers = defaultdict(list), defaultdict(list), defaultdict(list)
     for i, s in enumerate(summaries):
@@ -77,7 +77,8 @@ def _relevant(statements: list[ast.stmt], tokens: tuple[str, ...]) -> list[bool]
     keep = [False] * len(statements)
     work = []
     for i, (stmt, s) in enumerate(zip(statements, summaries)):
-        if any(tok in w for w in s.words for tok in tokens):
+        if any(tok in w for w in s.words for tok in tokens) or (names and any(
+                w in names or w.split(".")[0] in names for w in s.words)):
             keep[i] = True
             work.append(i)
         elif isinstance(stmt, _IMPORTS):
@@ -103,7 +104,9 @@ def _span(s: ast.stmt) -> tuple[int, int]:
     return min([s.lineno, *(d.lineno for d in decorators)]), s.end_lineno or s.lineno
 
 
-def reduce_source(text: str, tokens: tuple[str, ...]) -> str:
+def reduce_source(text: str, tokens: tuple[str, ...], names: tuple[str, ...] = ()) -> str:
+    """`tokens` match inside words; `names` (imported helpers that can hold a hazard) match
+    whole names only."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
@@ -111,7 +114,7 @@ def reduce_source(text: str, tokens: tuple[str, ...]) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
     statements = tree.body
-    keep = _relevant(statements, tokens)
+    keep = _relevant(statements, tokens, names)
     if all(keep):
         return text
     lines = split_lines(text)

@@ -26,6 +26,9 @@ from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NO_VALUE = object()  # a bare `return`
+# Annotations that never name a model class of the project.
+_NOT_MODELS = frozenset({"Tensor", "Optional", "Any", "List", "Dict", "Tuple", "Union", "Callable", "Sequence",
+                         "Iterable", "Iterator", "Module", "Parameter", "Optimizer"})
 # Deeper loops are analysed for their first iteration only, to keep the cost linear.
 MAX_LOOP_DEPTH_TWICE = 3
 
@@ -86,7 +89,10 @@ class Walker:
         self_facts: dict[str, Fact] = {}
         init = next((m for m in methods if m.name.value == "__init__"), None)
         # Inside its methods, an `nn.Module` of this file is the instance its defaults build.
-        module = self.module_of_class(node.name.value, None, None, None) if self.classes.get(node.name.value) is node else None
+        module = None
+        if self.classes.get(node.name.value) is node and project_index().may_own_parameters(
+                node.name.value, self.ctx.path, self.ctx.source):
+            module = self.module_of_class(node.name.value, None, None, None)
         if module is not None:
             self_facts["self"] = module
         elif self.classes.get(node.name.value) is node:
@@ -198,6 +204,8 @@ class Walker:
             if name in state.env or p.annotation is None or not isinstance(p.annotation.annotation, cst.Name):
                 continue
             cls = p.annotation.annotation.value
+            if cls in _NOT_MODELS or cls[:1].islower():
+                continue
             index = project_index()
             qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
             if qualname is None:

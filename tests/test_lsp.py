@@ -56,3 +56,188 @@ def test_open_fix_and_clean(tmp_path):
             assert codes(await s.diagnostics(uri)) == []
 
     run(scenario)
+
+
+TWO_CLIPS_AND_ADD = CLIP + """emb.weight.grad.coalesce().values().mul_(0.5)
+s = torch.randn(3, 3).to_sparse()
+y = s + torch.randn(3, 3)
+"""
+
+
+def test_hover_shows_why_the_rule_exists(tmp_path):
+    from sparselint.rule import doc_sections, rule_by_code
+    why = doc_sections(rule_by_code("SPL002").doc())["Why is this bad?"]
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            uri = s.open(str(tmp_path / "clip.py"), CLIP)
+            await s.diagnostics(uri, lambda d: bool(d))
+            hover = await s.hover(uri, CLIP_LINE, 20)
+            assert hover.contents.kind == lsp.MarkupKind.Markdown
+            text = hover.contents.value
+            assert "SPL002" in text and "### Why is this bad?" in text
+            assert why.splitlines()[0] in text
+            assert hover.range.start.line == CLIP_LINE
+            assert await s.hover(uri, 0, 3) is None  # `import torch`: no finding there
+
+    run(scenario)
+
+
+def test_noqa_action_silences_the_finding(tmp_path):
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            uri = s.open(str(tmp_path / "clip.py"), CLIP)
+            (d,) = await s.diagnostics(uri, lambda d: bool(d))
+            actions = await s.code_actions(uri, d.range, [d])
+            noqa = [a for a in actions if "noqa" in a.title]
+            assert [a.title for a in noqa] == ["Add `# noqa: SPL002` to this line"]
+            s.edit(uri, noqa[0].edit.changes[uri])
+            line = s.texts[uri].splitlines()[CLIP_LINE]
+            assert line == "emb.weight.grad.coalesce().values().clamp_(-1.0, 1.0)  # noqa: SPL002"
+            assert codes(await s.diagnostics(uri, lambda d: not d)) == []
+
+    run(scenario)
+
+
+def test_fix_all_applies_only_safe_fixes_and_labels_unsafe_ones(tmp_path):
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            uri = s.open(str(tmp_path / "train.py"), TWO_CLIPS_AND_ADD)
+            diags = await s.diagnostics(uri, lambda d: len(d) == 3)
+            assert codes(diags) == ["SPL002", "SPL002", "SPL501"]
+            add = diags[2]
+            actions = await s.code_actions(uri, add.range, [add])
+            unsafe = [a for a in actions if a.title.startswith("Fix SPL501")]
+            assert len(unsafe) == 1 and "(unsafe, may change behaviour)" in unsafe[0].title
+            assert not unsafe[0].is_preferred
+            fix_all = [a for a in actions if a.kind == "source.fixAll.sparselint"]
+            assert [a.title for a in fix_all] == ["Fix all safe sparselint findings in this file"]
+            # Asked for by kind, as an editor does on save.
+            only = await s.code_actions(uri, lsp.Range(start=lsp.Position(line=0, character=0),
+                                                       end=lsp.Position(line=0, character=0)),
+                                        only=["source.fixAll"])
+            assert [a.title for a in only] == [fix_all[0].title]
+            s.edit(uri, only[0].edit.changes[uri])
+            assert s.texts[uri].count("emb.weight.grad = emb.weight.grad.coalesce()") == 2
+            assert "y = s + torch.randn(3, 3)" in s.texts[uri]  # the unsafe fix is left alone
+            assert codes(await s.diagnostics(uri, lambda d: len(d) == 1)) == ["SPL501"]
+
+    run(scenario)
+
+
+def test_unparsable_buffer_gives_spl900_and_the_server_lives_on(tmp_path):
+    broken = "import torch\nx = torch.randn(3).to_sparse()\nif x\n    y = x.values()\n"
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            uri = s.open(str(tmp_path / "broken.py"), broken)
+            (d,) = await s.diagnostics(uri, lambda d: bool(d))
+            assert d.code == "SPL900" and d.severity == lsp.DiagnosticSeverity.Error
+            assert (d.range.start.line, d.range.start.character) == (2, 4)  # after `if x`
+            assert "expected ':'" in d.message
+            s.replace_all(uri, CLIP)
+            assert codes(await s.diagnostics(uri, lambda d: d and d[0].code != "SPL900")) == ["SPL002"]
+            assert await s.hover(uri, CLIP_LINE, 3) is not None
+        assert s.returncode == 0  # shut down cleanly when asked, not crashed
+
+    run(scenario)
+
+
+def test_edits_are_debounced_and_unsaved_text_is_what_counts(tmp_path):
+    path = tmp_path / "clip.py"
+    path.write_text(CLIP)  # the disk copy has the hazard; the buffer will not
+
+    async def scenario():
+        async with server(str(tmp_path), options={"debounceMs": 300}) as s:
+            uri = s.open(str(path), CLIP)
+            await s.diagnostics(uri, lambda d: bool(d))
+            before = len(s.published[uri])
+            clean = CLIP.replace("emb.weight.grad.coalesce().values().clamp_(-1.0, 1.0)", "print(0)")
+            for n in range(5):  # five keystrokes inside the debounce window
+                s.replace_all(uri, clean + "#" * n + "\n")
+            assert codes(await s.diagnostics(uri)) == []
+            await __import__("asyncio").sleep(0.5)
+            assert len(s.published[uri]) == before + 1  # one check for the burst, not five
+
+    run(scenario)
+
+
+def test_model_change_rechecks_the_files_that_use_it(tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "fixtures", "projects", "recsys_bad"), project)
+    model_path, train_path = project / "model.py", project / "train.py"
+    model_text = model_path.read_text()
+
+    async def scenario():
+        async with server(str(project)) as s:
+            train = s.open(str(train_path), train_path.read_text())
+            (d,) = await s.diagnostics(train, lambda d: bool(d))
+            assert d.code == "SPL401" and (d.range.start.line, d.range.start.character) == (6, 12)
+            related = d.related_information
+            assert related and related[0].location.uri == train
+            assert related[0].location.range.start.line == 5  # `model = Recommender()`
+            assert "Recommender" in related[0].message and "sparse=True" in related[0].message
+
+            model = s.open(str(model_path), model_text)
+            await s.diagnostics(model)
+            # An unsaved edit to the model makes its embeddings dense: train.py is clean.
+            s.replace_all(model, model_text.replace("sparse=True", "sparse=False"))
+            assert codes(await s.diagnostics(train, lambda d: not d)) == []
+            assert model_path.read_text() == model_text  # nothing was written
+            # Closing the model without saving: the disk copy counts again.
+            s.close(model)
+            assert codes(await s.diagnostics(train, lambda d: bool(d))) == ["SPL401"]
+
+    run(scenario)
+
+
+def test_settings_come_from_pyproject(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.sparselint]\nignore = ["SPL002"]\n')
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "pyproject.toml").write_text('[tool.sparselint]\nselect = ["SPL999"]\n')
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            uri = s.open(str(tmp_path / "train.py"), TWO_CLIPS_AND_ADD)
+            assert codes(await s.diagnostics(uri)) == ["SPL501"]
+            broken = s.open(str(bad / "train.py"), TWO_CLIPS_AND_ADD)
+            assert codes(await s.diagnostics(broken)) == []
+            for _ in range(100):
+                if s.messages:
+                    break
+                await __import__("asyncio").sleep(0.05)
+            assert s.messages and s.messages[0].type == lsp.MessageType.Error
+            assert "SPL999" in s.messages[0].message and "not checked" in s.messages[0].message
+
+    run(scenario)
+
+
+def test_notebook_findings_land_in_their_cell(tmp_path):
+    nb_uri = (tmp_path / "train.ipynb").as_uri()
+    cells = ["import torch\nimport torch.nn as nn\n", "# a note", CLIP.split("\n", 2)[2]]
+    kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code]
+    cell_uris = [f"{nb_uri}-cell{i}" for i in range(3)]
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            s.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+                notebook_document=lsp.NotebookDocument(
+                    uri=nb_uri, notebook_type="jupyter-notebook", version=1,
+                    cells=[lsp.NotebookCell(kind=k, document=u) for k, u in zip(kinds, cell_uris)]),
+                cell_text_documents=[lsp.TextDocumentItem(uri=u, language_id="python" if k == 1 else "markdown",
+                                                          version=1, text=t)
+                                     for u, k, t in zip(cell_uris, kinds, cells)]))
+            (d,) = await s.diagnostics(cell_uris[2], lambda d: bool(d))
+            assert d.code == "SPL002" and d.range.start.line == CLIP_LINE - 2
+            actions = await s.code_actions(cell_uris[2], d.range, [d])
+            fix = next(a for a in actions if a.title.startswith("Fix SPL002"))
+            assert list(fix.edit.changes) == [cell_uris[2]]
+            fixed = apply_edits(cells[2], fix.edit.changes[cell_uris[2]])
+            assert "emb.weight.grad = emb.weight.grad.coalesce()\n" in fixed
+            s.client.notebook_document_did_close(lsp.DidCloseNotebookDocumentParams(
+                notebook_document=lsp.NotebookDocumentIdentifier(uri=nb_uri),
+                cell_text_documents=[lsp.TextDocumentIdentifier(uri=u) for u in cell_uris]))
+            assert codes(await s.diagnostics(cell_uris[2])) == []
+
+    run(scenario)

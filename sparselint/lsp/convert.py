@@ -60,12 +60,10 @@ class Placer:
         uri, s = start
         e = end[1]
         if (s.line, s.character) == (e.line, e.character):
-            # A point (a syntax error, an engine message): mark the rest of that line so the
-            # editor has something to underline.
+            # A point (an engine message): mark the rest of that line so the editor has
+            # something to underline; at the end of a line the point stays a point.
             text = self.lines(uri).lines[s.line] if s.line < len(self.lines(uri).lines) else ""
             e = lsp.Position(line=s.line, character=max(self.codec.client_num_units(text), s.character))
-            if (e.line, e.character) == (s.line, s.character) and s.character > 0:
-                s = lsp.Position(line=s.line, character=s.character - 1)
         return uri, lsp.Range(start=s, end=e)
 
     def edit(self, edit: Edit) -> Optional[tuple[str, lsp.TextEdit]]:

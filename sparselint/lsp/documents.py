@@ -10,6 +10,7 @@ from .. import notebook
 from ..diagnostics import Diagnostic
 from ..engine import check_text
 from .settings import Resolved
+from .syntax_errors import relocate
 
 
 @dataclass
@@ -87,4 +88,4 @@ def analyse(source: Source, resolved: Resolved) -> Analysis:
     deps: set = set()
     settings = replace(resolved.settings, fix=False)
     findings, _, _ = check_text(source.text, source.name, settings, _rules(source, resolved), deps)
-    return Analysis(source, resolved, findings, tuple(sorted(deps)))
+    return Analysis(source, resolved, relocate(findings, source.text), tuple(sorted(deps)))

@@ -241,3 +241,39 @@ def test_notebook_findings_land_in_their_cell(tmp_path):
             assert codes(await s.diagnostics(cell_uris[2])) == []
 
     run(scenario)
+
+
+def test_model_changed_on_disk_rechecks_through_file_watching(tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "fixtures", "projects", "recsys_bad"), project)
+    model_path, train_path = project / "model.py", project / "train.py"
+    caps = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(
+        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
+
+    async def scenario():
+        async with server(str(project), capabilities=caps) as s:
+            train = s.open(str(train_path), train_path.read_text())
+            assert codes(await s.diagnostics(train, lambda d: bool(d))) == ["SPL401"]
+            (reg,) = [r for p in s.registrations for r in p.registrations]
+            assert reg.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            globs = {w["globPattern"] for w in reg.register_options["watchers"]}
+            assert globs == {"**/*.py", "**/pyproject.toml"}
+            # A checkout rewrites model.py on disk; the editor does not have it open.
+            model_path.write_text(model_path.read_text().replace("sparse=True", "sparse=False"))
+            s.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+                lsp.FileEvent(uri=model_path.as_uri(), type=lsp.FileChangeType.Changed)]))
+            assert codes(await s.diagnostics(train, lambda d: not d)) == []
+
+    run(scenario)
+
+
+def test_server_without_the_extra_says_how_to_get_it():
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['pygls'] = None; sys.argv = ['sparselint', 'server'];"
+            "from sparselint.cli import main; main()")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "pip install 'sparselint[lsp]'" in proc.stderr
+    assert proc.stdout == ""

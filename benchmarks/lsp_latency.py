@@ -1,17 +1,21 @@
 """How long the editor waits for findings after an edit, measured through the real server.
 
-    python benchmarks/lsp_latency.py [--file PATH] [--edits 40] [--debounce-ms 0]
+    python benchmarks/lsp_latency.py [--file PATH ...] [--edits 40] [--debounce-ms 0]
 
-Starts `sparselint server` over stdio with a real LSP client, opens a 500-line training
-script full of sparse-tensor code (or --file), waits for its first diagnostics (cold), then
-adds or removes a comment at the end of a line near the middle and times each edit until the diagnostics for that version
-arrive (warm). With --debounce-ms 0 the numbers are the server's own work: decode, check,
+Starts `sparselint server` over stdio with a real LSP client for each input: two generated
+500-line scripts (a typical training program with a sparse-embedding model, and a worst
+case where every statement is sparse-tensor code) and any --file. It opens the file, waits
+for its first diagnostics (cold), then types a new statement line near the middle (and
+takes it out again) and times each edit until the diagnostics for that version arrive
+(warm). With --debounce-ms 0 the numbers are the server's own work: decode, check,
 convert and publish; an editor adds the debounce on top (150 ms unless configured).
-Prints cold, median, p90 and max in milliseconds, and the machine's core count.
+Prints a Markdown table: cold, and warm median, p90 and max, in milliseconds, and the
+server's CPU time per edit, which is what the wall time shrinks to on an idle machine.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import os
 import statistics
@@ -23,7 +27,180 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
-BLOCK = '''
+TYPICAL_HEAD = '''"""Train a two-tower recommender with sparse embedding gradients (benchmark input)."""
+import argparse
+import logging
+import math
+import os
+import random
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+log = logging.getLogger("train")
+
+
+@dataclass
+class Config:
+    users: int = 100_000
+    items: int = 50_000
+    dim: int = 64
+    hidden: list = field(default_factory=lambda: [256, 128])
+    batch_size: int = 1024
+    epochs: int = 5
+    lr_sparse: float = 1e-2
+    lr_dense: float = 1e-3
+    weight_decay: float = 0.0
+    clip: float = 5.0
+    seed: int = 0
+    checkpoint: str = "checkpoints"
+
+
+class Interactions(torch.utils.data.Dataset):
+    def __init__(self, users, items, labels):
+        self.users, self.items, self.labels = users, items, labels
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        return self.users[i], self.items[i], self.labels[i]
+
+
+def synthetic(cfg, n):
+    g = torch.Generator().manual_seed(cfg.seed)
+    users = torch.randint(0, cfg.users, (n,), generator=g)
+    items = torch.randint(0, cfg.items, (n,), generator=g)
+    labels = (torch.rand(n, generator=g) > 0.5).float()
+    return Interactions(users, items, labels)
+
+
+class Tower(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        layers, width = [], dim
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU(), nn.Dropout(0.1)]
+            width = h
+        self.mlp = nn.Sequential(*layers)
+        self.out = nn.Linear(width, dim)
+
+    def forward(self, x):
+        return self.out(self.mlp(x))
+
+
+class TwoTower(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.user_emb = nn.Embedding(cfg.users, cfg.dim, sparse=True)
+        self.item_emb = nn.Embedding(cfg.items, cfg.dim, sparse=True)
+        self.user_tower = Tower(cfg.dim, cfg.hidden)
+        self.item_tower = Tower(cfg.dim, cfg.hidden)
+
+    def forward(self, users, items):
+        u = self.user_tower(self.user_emb(users))
+        v = self.item_tower(self.item_emb(items))
+        return (u * v).sum(-1)
+
+
+def optimizers(model, cfg):
+    sparse = list(model.user_emb.parameters()) + list(model.item_emb.parameters())
+    dense = [p for n, p in model.named_parameters() if "emb" not in n]
+    return (torch.optim.SparseAdam(sparse, lr=cfg.lr_sparse),
+            torch.optim.AdamW(dense, lr=cfg.lr_dense, weight_decay=cfg.weight_decay))
+
+
+def train_epoch(model, loader, opts, cfg, epoch):
+    model.train()
+    total, seen = 0.0, 0
+    for step, (users, items, labels) in enumerate(loader):
+        for opt in opts:
+            opt.zero_grad()
+        logits = model(users, items)
+        loss = F.binary_cross_entropy_with_logits(logits, labels)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+        for opt in opts:
+            opt.step()
+        total += loss.item() * len(labels)
+        seen += len(labels)
+        if step % 100 == 0:
+            log.info("epoch %d step %d loss %.4f", epoch, step, total / max(seen, 1))
+    return total / max(seen, 1)
+'''
+
+UTILITY = '''
+
+def auc_{n}(scores, labels):
+    order = torch.argsort(scores, descending=True)
+    ranked = labels[order]
+    positives = ranked.sum().item()
+    negatives = len(ranked) - positives
+    if positives == 0 or negatives == 0:
+        return float("nan")
+    cum = torch.cumsum(1 - ranked, dim=0)
+    return 1.0 - (cum * ranked).sum().item() / (positives * negatives)
+
+
+def recall_at_k_{n}(scores, labels, k=10):
+    top = torch.topk(scores, min(k, len(scores))).indices
+    hits = labels[top].sum().item()
+    return hits / max(labels.sum().item(), 1)
+
+
+@torch.no_grad()
+def evaluate_{n}(model, loader):
+    model.eval()
+    scores, labels = [], []
+    for users, items, y in loader:
+        scores.append(torch.sigmoid(model(users, items)))
+        labels.append(y)
+    scores, labels = torch.cat(scores), torch.cat(labels)
+    return {{"auc": auc_{n}(scores, labels), "recall@10": recall_at_k_{n}(scores, labels)}}
+
+
+def save_{n}(model, opts, path, epoch):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    torch.save({{"model": model.state_dict(), "opts": [o.state_dict() for o in opts], "epoch": epoch}}, path)
+'''
+
+TYPICAL_TAIL = '''
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--epochs", type=int, default=Config.epochs)
+    p.add_argument("--batch-size", type=int, default=Config.batch_size)
+    p.add_argument("--seed", type=int, default=Config.seed)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    cfg = Config(epochs=args.epochs, batch_size=args.batch_size, seed=args.seed)
+    random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    train = torch.utils.data.DataLoader(synthetic(cfg, 100_000), batch_size=cfg.batch_size, shuffle=True)
+    valid = torch.utils.data.DataLoader(synthetic(cfg, 10_000), batch_size=cfg.batch_size)
+    model = TwoTower(cfg)
+    opts = [torch.optim.Adam(model.parameters(), lr=cfg.lr_dense)]
+    for epoch in range(cfg.epochs):
+        start = time.time()
+        loss = train_epoch(model, train, opts, cfg, epoch)
+        metrics = evaluate_0(model, valid)
+        log.info("epoch %d loss %.4f auc %.4f (%.1fs)", epoch, loss, metrics["auc"], time.time() - start)
+        save_0(model, opts, os.path.join(cfg.checkpoint, f"epoch{{epoch}}.pt"), epoch)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    main()
+'''
+
+
+DENSE_BLOCK = '''
 
 class Tower{n}(nn.Module):
     def __init__(self, users=1000, items=5000, dim=32):
@@ -52,11 +229,26 @@ def step{n}(model, batch, lr=1e-3):
 '''
 
 
-def script(lines: int) -> str:
+def typical(lines: int) -> str:
+    """A training program as people write them: a sparse-embedding model, its optimizers and
+    training loop, and around them the metrics, evaluation and checkpointing code."""
+    body, n = TYPICAL_HEAD, 0
+    tail = TYPICAL_TAIL.format()
+    while body.count("\n") + tail.count("\n") + UTILITY.count("\n") < lines:
+        body += UTILITY.format(n=n)
+        n += 1
+    body += tail
+    while body.count("\n") < lines:
+        body += "# padding\n"
+    return body
+
+
+def dense(lines: int) -> str:
+    """The worst case: every statement is sparse-tensor code the engine must follow."""
     head = '"""A recommender trained with sparse embeddings (benchmark input)."""\nimport torch\nimport torch.nn as nn\n'
     body, n = head, 0
     while body.count("\n") < lines - 12:
-        body += BLOCK.format(n=n)
+        body += DENSE_BLOCK.format(n=n)
         n += 1
     body += ("\n\nmodel = Tower0()\nemb = nn.Embedding(50, 4, sparse=True)\n"
              "emb(torch.tensor([7, 7, 9])).sum().backward()\n"
@@ -66,17 +258,32 @@ def script(lines: int) -> str:
     return body
 
 
-MARK = "  # edited"
+def edit_line(text: str) -> tuple[int, str]:
+    """A one-line statement near the middle, and its indentation: the edit types a new
+    statement after it, as someone adding a line of code would."""
+    tree = ast.parse(text)
+    middle = text.count("\n") // 2
+    simple = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not isinstance(n, COMPOUND)
+              and n.lineno == n.end_lineno]
+    if not simple:
+        raise SystemExit("no one-line statement to edit after")
+    best = min(simple, key=lambda n: abs(n.lineno - middle))
+    return best.lineno, " " * best.col_offset  # 0-based line of the line after it
 
 
-def edit_line(lines: list[str]) -> int:
-    """A line near the middle that is code, so the edit lands where people type."""
-    middle = len(lines) // 2
-    for i in sorted(range(len(lines)), key=lambda i: abs(i - middle)):
-        stripped = lines[i].strip()
-        if stripped and not stripped.startswith(("#", '"', "'", "@")) and stripped.endswith(")") and "#" not in lines[i]:
-            return i
-    return middle
+COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.While, ast.With,
+            ast.Try, ast.AsyncFor, ast.AsyncWith)
+
+
+def cpu_seconds(pid: int):
+    """User + system CPU time of a process so far (Linux), or None elsewhere. Unlike wall
+    time it does not grow when other work competes for the cores."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 async def measure(path: str, text: str, edits: int, debounce_ms: float) -> dict:
@@ -109,28 +316,29 @@ async def measure(path: str, text: str, edits: int, debounce_ms: float) -> dict:
         client.text_document_did_open(lsp.DidOpenTextDocumentParams(
             text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
         cold = await until(1) - start
-        lines = text.split("\n")
-        target = edit_line(lines)
+        at, indent = edit_line(text)
         warm = []
+        cpu_before = cpu_seconds(proc.pid)
         for k in range(edits):
             version = k + 2
-            old = lines[target]
-            # One keystroke's worth of change: a comment appears or goes at the end of the line.
-            new = old[:-len(MARK)] if old.endswith(MARK) else old + MARK
-            lines[target] = new
-            change = lsp.TextDocumentContentChangePartial(
-                range=lsp.Range(start=lsp.Position(line=target, character=0),
-                                end=lsp.Position(line=target, character=len(old.encode("utf-16-le")) // 2)),
-                text=new)
+            if k % 2 == 0:  # type a new statement line, then take it out again
+                change = lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(start=lsp.Position(line=at, character=0), end=lsp.Position(line=at, character=0)),
+                    text=f"{indent}edited_{k} = {k}\n")
+            else:
+                change = lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(start=lsp.Position(line=at, character=0), end=lsp.Position(line=at + 1, character=0)),
+                    text="")
             sent = time.perf_counter()
             client.text_document_did_change(lsp.DidChangeTextDocumentParams(
                 text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
                 content_changes=[change]))
             warm.append(await until(version) - sent)
+        cpu = (cpu_seconds(proc.pid) - cpu_before) / edits if cpu_before is not None else None
         await asyncio.wait_for(client.shutdown_async(None), 30)
         client.exit(None)
         await asyncio.wait_for(proc.wait(), 30)
-        return {"cold": cold, "warm": warm, "findings": arrived.get("findings")}
+        return {"cold": cold, "warm": warm, "findings": arrived.get("findings"), "cpu": cpu}
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -139,27 +347,30 @@ async def measure(path: str, text: str, edits: int, debounce_ms: float) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--file", help="a Python file to edit instead of the generated 500-line script")
-    ap.add_argument("--lines", type=int, default=500)
+    ap.add_argument("--file", action="append", default=[], help="also measure this Python file (repeatable)")
+    ap.add_argument("--lines", type=int, default=500, help="length of the generated scripts")
     ap.add_argument("--edits", type=int, default=40)
     ap.add_argument("--debounce-ms", type=float, default=0)
     args = ap.parse_args()
+    ms = lambda s: f"{s * 1000:.0f}"  # noqa: E731
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}, debounce: {args.debounce_ms:g} ms, "
+          f"{args.edits} edits per file")
+    print("| input | lines | findings | cold (ms) | warm median (ms) | warm p90 (ms) | warm max (ms) "
+          "| server CPU per edit (ms) |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        if args.file:
-            path = os.path.abspath(args.file)
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        else:
-            path = os.path.join(tmp, "train.py")
-            text = script(args.lines)
-        r = asyncio.run(measure(path, text, args.edits, args.debounce_ms))
-    warm = sorted(r["warm"])
-    ms = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
-    print(f"file: {args.file or 'generated'} ({text.count(chr(10))} lines, {r['findings']} findings), "
-          f"cores: {os.cpu_count()}, debounce: {args.debounce_ms:g} ms")
-    print(f"cold (open -> diagnostics, includes server start-up work): {ms(r['cold'])}")
-    print(f"warm (edit -> diagnostics), {len(warm)} edits: median {ms(statistics.median(warm))}, "
-          f"p90 {ms(warm[int(len(warm) * 0.9) - 1])}, max {ms(warm[-1])}")
+        inputs = [("generated: typical training script", os.path.join(tmp, "train.py"), typical(args.lines)),
+                  ("generated: every statement sparse code", os.path.join(tmp, "dense.py"), dense(args.lines))]
+        for f in args.file:
+            with open(f, encoding="utf-8") as fh:
+                inputs.append((f"`{os.path.basename(f)}`", os.path.abspath(f), fh.read()))
+        for label, path, text in inputs:
+            r = asyncio.run(measure(path, text, args.edits, args.debounce_ms))
+            warm = sorted(r["warm"])
+            p90 = warm[max(int(len(warm) * 0.9) - 1, 0)]
+            print(f"| {label} | {text.count(chr(10))} | {r['findings']} | {ms(r['cold'])} | "
+                  f"{ms(statistics.median(warm))} | {ms(p90)} | {ms(warm[-1])} | "
+                  f"{ms(r['cpu']) if r['cpu'] is not None else 'n/a'} |")
     return 0
 
 

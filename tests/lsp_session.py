@@ -146,7 +146,7 @@ async def server(cwd: str, capabilities: lsp.ClientCapabilities | None = None, o
 
     drainer = asyncio.ensure_future(drain())
     try:
-        await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(
+        session.initialized = await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(
             process_id=os.getpid(), root_uri=from_fs_path(cwd),
             capabilities=capabilities or lsp.ClientCapabilities(),
             initialization_options=options if options is not None else {"debounceMs": 50})), WAIT)

@@ -64,6 +64,22 @@ y = s + torch.randn(3, 3)
 """
 
 
+def test_untitled_buffer_is_checked_from_its_text(tmp_path):
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            # Not Python: never checked. Checks run in order, so had it been checked, its
+            # diagnostics would arrive before those of the buffer opened after it.
+            other = s.open(str(tmp_path / "notes.md"), CLIP, language="markdown")
+            uri = "untitled:Untitled-1"
+            s.versions[uri], s.texts[uri] = 1, CLIP
+            s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=CLIP)))
+            assert codes(await s.diagnostics(uri, lambda d: bool(d))) == ["SPL002"]
+            assert other not in s.published
+
+    run(scenario)
+
+
 def test_hover_shows_why_the_rule_exists(tmp_path):
     from sparselint.rule import doc_sections, rule_by_code
     why = doc_sections(rule_by_code("SPL002").doc())["Why is this bad?"]
@@ -219,8 +235,14 @@ def test_notebook_findings_land_in_their_cell(tmp_path):
     kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code]
     cell_uris = [f"{nb_uri}-cell{i}" for i in range(3)]
 
+    caps = lsp.ClientCapabilities(notebook_document=lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities()))
+
     async def scenario():
-        async with server(str(tmp_path)) as s:
+        async with server(str(tmp_path), capabilities=caps) as s:
+            sync = s.initialized.capabilities.notebook_document_sync
+            assert sync.notebook_selector[0].notebook == "jupyter-notebook"
+            assert [c.language for c in sync.notebook_selector[0].cells] == ["python"]
             s.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
                 notebook_document=lsp.NotebookDocument(
                     uri=nb_uri, notebook_type="jupyter-notebook", version=1,

@@ -99,6 +99,8 @@ class SparselintServer(LanguageServer):
             return None
         try:
             analysis = await self.in_pool(self._analyse, source)
+            if analysis is None:
+                return None  # superseded before its turn came
         except Exception as exc:  # a bug of ours must not take the editor's server down
             log.exception("checking %s failed", key)
             self.window_log_message(lsp.LogMessageParams(
@@ -116,7 +118,13 @@ class SparselintServer(LanguageServer):
                 type=lsp.MessageType.Error, message=f"sparselint: {error}; files under it are not checked"))
         return analysis
 
-    def _analyse(self, source: Source) -> Analysis:
+    def _analyse(self, source: Source) -> Optional[Analysis]:
+        if source.joined is None:
+            doc = self.workspace.text_documents.get(source.key)
+            if doc is None or doc.source != source.text:
+                # Typed over while waiting behind another check: the check scheduled for
+                # the newer text will run; this one would only be thrown away.
+                return None
         if source.path and source.joined is None:
             overlay.set_text(source.path, source.text)
         resolved = self.settings.for_path(source.path)
@@ -298,5 +306,6 @@ def build() -> SparselintServer:
         for handle in ls.pending.values():
             handle.cancel()
         ls.pending.clear()
+        ls.pool.shutdown(wait=False, cancel_futures=True)
 
     return server

@@ -305,3 +305,25 @@ def test_server_without_the_extra_says_how_to_get_it():
     assert proc.returncode == 2
     assert "pip install 'sparselint[lsp]'" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_fix_all_is_resolved_on_demand_when_the_client_can(tmp_path):
+    caps = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
+        code_action=lsp.CodeActionClientCapabilities(
+            resolve_support=lsp.ClientCodeActionResolveOptions(properties=["edit"]))))
+
+    async def scenario():
+        async with server(str(tmp_path), capabilities=caps) as s:
+            assert s.initialized.capabilities.code_action_provider.resolve_provider
+            uri = s.open(str(tmp_path / "train.py"), TWO_CLIPS_AND_ADD)
+            await s.diagnostics(uri, lambda d: len(d) == 3)
+            (action,) = await s.code_actions(uri, lsp.Range(start=lsp.Position(line=0, character=0),
+                                                            end=lsp.Position(line=0, character=0)),
+                                             only=["source.fixAll"])
+            assert action.edit is None  # not computed until chosen
+            resolved = await s.request(s.client.code_action_resolve_async(action))
+            s.edit(uri, resolved.edit.changes[uri])
+            assert s.texts[uri].count("emb.weight.grad = emb.weight.grad.coalesce()") == 2
+            assert codes(await s.diagnostics(uri, lambda d: len(d) == 1)) == ["SPL501"]
+
+    run(scenario)

@@ -39,7 +39,10 @@ def _wanted(kind: str, only) -> bool:
 
 
 def code_actions(analysis: Analysis, placer: Placer, uri: str, query: lsp.Range,
-                 only=None) -> list[lsp.CodeAction]:
+                 only=None, lazy: bool = False) -> list[lsp.CodeAction]:
+    """The actions for a range. With `lazy`, "fix all" comes without its edit, to be
+    resolved when chosen: editors ask for actions at every cursor move, and computing it
+    costs a check per fix round."""
     actions: list[lsp.CodeAction] = []
     here = findings_at(analysis, placer, uri, query)
     if _wanted(lsp.CodeActionKind.QuickFix, only):
@@ -55,7 +58,10 @@ def code_actions(analysis: Analysis, placer: Placer, uri: str, query: lsp.Range,
                     actions.append(action)
     has_safe = any(d.fix is not None and d.fix.safe for d in analysis.findings)
     if has_safe and (_wanted(FIX_ALL_KIND, only) or _wanted(lsp.CodeActionKind.QuickFix, only)):
-        action = fix_all_action(analysis, placer)
+        if lazy:
+            action = lsp.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL_KIND, data={"fixAll": analysis.source.key})
+        else:
+            action = fix_all_action(analysis, placer)
         if action is not None:
             if here and not only:
                 action.diagnostics = [diag for d, diag in here if d.fix is not None and d.fix.safe] or None

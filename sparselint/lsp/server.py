@@ -75,6 +75,13 @@ class SparselintServer(LanguageServer):
         nb = self.workspace.get_notebook_document(cell_uri=uri)
         return nb.uri if nb is not None else uri
 
+    def resolves_edits(self) -> bool:
+        """Whether the client fills in a code action's edit on demand (codeAction/resolve)."""
+        doc = self.client_capabilities.text_document
+        action = doc.code_action if doc else None
+        support = action.resolve_support if action else None
+        return bool(support and "edit" in support.properties)
+
     # -- checking ----------------------------------------------------------------------
 
     def schedule(self, key: str, delay: float) -> None:
@@ -296,7 +303,7 @@ def build() -> SparselintServer:
                 ls.recheck_dependents(path_of(change.uri), 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.QuickFix, actions.FIX_ALL_KIND]))
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=True))
     async def code_action(ls: SparselintServer, params: lsp.CodeActionParams):
         uri = params.text_document.uri
         analysis = await ls.fresh(ls.key_of(uri))
@@ -304,7 +311,17 @@ def build() -> SparselintServer:
             return None
         placer = Placer(analysis.source, ls.workspace.position_codec)
         only = params.context.only
-        return await ls.in_pool(actions.code_actions, analysis, placer, uri, params.range, only) or None
+        return await ls.in_pool(actions.code_actions, analysis, placer, uri, params.range, only,
+                                ls.resolves_edits()) or None
+
+    @server.feature(lsp.CODE_ACTION_RESOLVE)
+    async def resolve(ls: SparselintServer, action: lsp.CodeAction):
+        key = action.data.get("fixAll") if isinstance(action.data, dict) else None
+        analysis = await ls.fresh(key) if isinstance(key, str) else None
+        if analysis is not None:
+            placer = Placer(analysis.source, ls.workspace.position_codec)
+            action.edit = await ls.in_pool(actions.fix_all_edit, analysis, placer)
+        return action
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def hover(ls: SparselintServer, params: lsp.HoverParams):

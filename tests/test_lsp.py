@@ -41,7 +41,7 @@ def test_open_fix_and_clean(tmp_path):
             assert codes(diags) == ["SPL002"]
             d = diags[0]
             assert (d.range.start.line, d.range.start.character) == (CLIP_LINE, 0)
-            assert d.range.end.line == CLIP_LINE
+            assert (d.range.end.line, d.range.end.character) == (CLIP_LINE, 26)
             assert d.source == "sparselint"
             assert d.severity == lsp.DiagnosticSeverity.Warning  # a silent misbehaviour
             assert d.code_description.href.endswith("docs/rules/SPL002.md")

@@ -118,3 +118,14 @@ def test_fix_all_edit_touches_only_what_changed(old, new):
     a, b = offset(edit.range.start), offset(edit.range.end)
     assert old[:a] + edit.new_text + old[b:] == new
     assert len(edit.new_text) <= abs(len(new) - len(old)) + 2
+
+
+def test_every_subpackage_ships_in_a_regular_install():
+    # An editable install finds any folder; a wheel has only the packages listed.
+    import tomllib
+    with open(os.path.join(HERE, "..", "pyproject.toml"), "rb") as fh:
+        listed = set(tomllib.load(fh)["tool"]["setuptools"]["packages"])
+    root = os.path.join(HERE, "..", "sparselint")
+    found = {"sparselint"} | {f"sparselint.{d}" for d in os.listdir(root)
+                              if os.path.isfile(os.path.join(root, d, "__init__.py"))}
+    assert found <= listed

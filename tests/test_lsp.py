@@ -327,3 +327,26 @@ def test_fix_all_is_resolved_on_demand_when_the_client_can(tmp_path):
             assert codes(await s.diagnostics(uri, lambda d: len(d) == 1)) == ["SPL501"]
 
     run(scenario)
+
+
+def test_configuration_changes_and_saves_recheck(tmp_path):
+    path = tmp_path / "clip.py"
+    path.write_text(CLIP)
+    config = tmp_path / "pyproject.toml"
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            uri = s.open(str(path), CLIP)
+            assert codes(await s.diagnostics(uri, lambda d: bool(d))) == ["SPL002"]
+            # A pyproject.toml appears: every open file is checked again under it.
+            config.write_text('[tool.sparselint]\nignore = ["SPL002"]\n')
+            s.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+                lsp.FileEvent(uri=config.as_uri(), type=lsp.FileChangeType.Created)]))
+            assert codes(await s.diagnostics(uri, lambda d: not d)) == []
+            # The configuration is edited again; saving the file checks it under the new one.
+            config.write_text('[tool.sparselint]\nselect = ["SPL0"]\n')
+            s.client.text_document_did_save(lsp.DidSaveTextDocumentParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri)))
+            assert codes(await s.diagnostics(uri, lambda d: bool(d))) == ["SPL002"]
+
+    run(scenario)

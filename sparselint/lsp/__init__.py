@@ -15,4 +15,7 @@ def serve() -> None:
         if getattr(exc, "name", "") and exc.name.split(".")[0] in ("pygls", "lsprotocol", "cattrs"):
             raise MissingExtra("the language server needs pygls: pip install 'sparselint[lsp]'") from None
         raise
-    build().start_io()
+    import sys
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print anywhere must not corrupt the protocol stream
+    build().start_io(stdin, stdout)

@@ -21,7 +21,7 @@ class Source:
     version: Optional[int]
     # uri -> text of every document a finding can land in (the buffer, or each cell)
     targets: dict[str, str]
-    # engine line -> (uri, line there); None for a plain buffer
+    # a notebook's cells as joined for the engine, and the uri of each cell; None for a buffer
     joined: Optional[notebook.Joined] = None
     cell_uris: tuple[str, ...] = ()
 
@@ -36,15 +36,6 @@ class Source:
         if where is None:
             return None
         return self.cell_uris[where[0] - 1], where[1]
-
-    def line_of(self, uri: str, line: int) -> Optional[int]:
-        """The engine line of a line in one of the targets (the inverse of `locate`)."""
-        if self.joined is None:
-            return line if uri == self.key else None
-        for engine_line, (cell, in_cell) in self.joined.lines.items():
-            if in_cell == line and self.cell_uris[cell - 1] == uri:
-                return engine_line
-        return None
 
 
 def buffer(uri: str, path: Optional[str], text: str, version: Optional[int]) -> Source:

@@ -225,6 +225,16 @@ def rule(code, show_all):
     click.echo(r.doc())
 
 
+@cli.command()
+def server():
+    """Run the language server for editors over stdio (needs `pip install 'sparselint[lsp]'`)."""
+    from .lsp import MissingExtra, serve
+    try:
+        serve()
+    except MissingExtra as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -27,15 +27,7 @@ def add(path: str, diagnostics) -> tuple[int, str | None]:
     lines, seps = parts[0::2], parts[1::2]
     added = 0
     for line, codes in by_line.items():
-        text = lines[line - 1]
-        m = _EXISTING.search(text)
-        if m:
-            old = [c.upper() for c in re.split(r"[\s,]+", m.group("codes")) if c]
-            merged = old + sorted(codes - set(old))
-            text = text[:m.start("codes")] + ", ".join(merged) + text[m.end("codes"):]
-        else:
-            text = text.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
-        lines[line - 1] = text
+        lines[line - 1] = with_codes(lines[line - 1], codes)
         added += 1
     new = "".join(l + (seps[i] if i < len(seps) else "") for i, l in enumerate(lines))
     if not parses(new):
@@ -45,3 +37,13 @@ def add(path: str, diagnostics) -> tuple[int, str | None]:
     except OSError as exc:
         return 0, f"{path}: cannot write: {exc}"
     return added, None
+
+
+def with_codes(text: str, codes) -> str:
+    """One line with `# noqa: ...` added, or its existing list extended by `codes`."""
+    m = _EXISTING.search(text)
+    if m:
+        old = [c.upper() for c in re.split(r"[\s,]+", m.group("codes")) if c]
+        merged = old + sorted(set(codes) - set(old))
+        return text[:m.start("codes")] + ", ".join(merged) + text[m.end("codes"):]
+    return text.rstrip() + "  # noqa: " + ", ".join(sorted(codes))

@@ -29,8 +29,8 @@ MAX_DEPTH = 4
 _GLOBAL = "<global>"
 # The chain of callees being analysed, across files, so mutual recursion between modules ends.
 _ACTIVE: list[cst.FunctionDef] = []
-# Modules of the project parsed for calls into them, once per process: (path, mtime, size) ->
-# (module, text, import aliases), or None when the file cannot be read or parsed.
+# Modules of the project parsed for calls into them, once per process: (path, hash of text)
+# -> (module, text, import aliases), or None when the text cannot be parsed.
 _PARSED: dict[tuple, Optional[tuple]] = {}
 
 
@@ -432,19 +432,19 @@ def _relevant(fact, depth: int = 0) -> bool:
 
 
 def _parse(file: str) -> Optional[tuple]:
-    try:
-        st = os.stat(file)
-    except OSError:
+    from .models import project_index
+    text = project_index()._text(file)
+    if text is None:
         return None
-    key = (file, st.st_mtime_ns, st.st_size)
+    key = (file, hash(text))
     if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()  # a long-lived process keeps a bounded number of module trees
         try:
-            with open(file, "rb") as fh:
-                text = fh.read().decode("utf-8")
             module = cst.parse_module(text)
             from .names import Names
             _PARSED[key] = (module, text, tuple(Names.from_module(module).aliases.items()))
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError):
+        except (cst.ParserSyntaxError, RecursionError):
             _PARSED[key] = None
     return _PARSED[key]
 

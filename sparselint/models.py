@@ -93,6 +93,27 @@ class ProjectIndex:
         self._instances: dict[tuple, Optional[ModelInfo]] = {}
         self._owners: dict[tuple, bool] = {}
 
+    # -- editor buffers ----------------------------------------------------------------
+
+    def set_text(self, path: str, text: Optional[str]) -> None:
+        """Read `path` as `text` from now on (an unsaved editor buffer); None: from disk
+        again. Every result derived from another version of it is dropped."""
+        path = os.path.abspath(path)
+        if text is None:
+            self._texts.pop(path, None)
+        else:
+            self._texts[path] = text
+        keep = (path, hash(text)) if text is not None else None
+        for key in [k for k in self._files if k[0] == path and len(k) == 2 and k != keep]:
+            del self._files[key]
+        self.forget_derived()
+
+    def forget_derived(self) -> None:
+        """Drop what was derived from file contents (a file changed on disk or in an editor)."""
+        for memo in (self._functions, self._import_files, self._module_texts, self._definitions,
+                     self._instances, self._owners):
+            memo.clear()
+
     # -- files and imports -------------------------------------------------------------
 
     def _load(self, path: str, text: Optional[str] = None):
@@ -340,6 +361,9 @@ class ProjectIndex:
         return self._import_files[key]
 
     def _text(self, file: str) -> Optional[str]:
+        """A module's text: an editor's unsaved buffer if one was given, else the disk's."""
+        if file in self._texts:
+            return self._texts[file]
         if file not in self._module_texts:
             try:
                 with open(file, "rb") as fh:

@@ -300,6 +300,7 @@ def build() -> SparselintServer:
                 ls.pool.submit(ls.settings.clear)
                 ls.recheck_all()
             elif change.uri not in ls.open_buffers:  # an open buffer's text wins over disk
+                ls.pool.submit(overlay.changed_on_disk)
                 ls.recheck_dependents(path_of(change.uri), 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(

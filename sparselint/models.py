@@ -92,6 +92,7 @@ class ProjectIndex:
         self._definitions: dict[tuple, list[str]] = {}
         self._instances: dict[tuple, Optional[ModelInfo]] = {}
         self._owners: dict[tuple, bool] = {}
+        self._token_functions: dict[tuple, list] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -111,7 +112,7 @@ class ProjectIndex:
     def forget_derived(self) -> None:
         """Drop what was derived from file contents (a file changed on disk or in an editor)."""
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions,
-                     self._instances, self._owners):
+                     self._instances, self._owners, self._token_functions):
             memo.clear()
 
     # -- files and imports -------------------------------------------------------------
@@ -304,14 +305,30 @@ class ProjectIndex:
             files.add(file)
             for original, local in pairs:
                 if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
-                    body = self._text(file)
-                    code = [body] if body is not None and any(t in body for t in tokens) else []
-                else:
-                    code = self._definition_text(file, original, files)
+                    for func, code in self._functions_with(file, tokens):
+                        names.append(f"{local}.{func}")
+                        texts.append(code)
+                    continue
+                code = self._definition_text(file, original, files)
                 if code and any(t in c for c in code for t in tokens):
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
+
+    def _functions_with(self, file: str, tokens: tuple[str, ...]) -> list[tuple[str, str]]:
+        """(name, source) of the top-level functions of a module that hold a token."""
+        key = (file, tokens)
+        if key not in self._token_functions:
+            body = self._text(file) or ""
+            found = []
+            if any(t in body for t in tokens):
+                for m in _DEF.finditer(body):
+                    nxt = _TOP_LEVEL.search(body, m.end())
+                    code = body[m.start():nxt.start() if nxt else len(body)]
+                    if any(t in code for t in tokens):
+                        found.append((m.group(1), code))
+            self._token_functions[key] = found
+        return self._token_functions[key]
 
     def _definition_text(self, file: str, name: str, files: set[str], depth: int = 0) -> list[str]:
         """The source of the top-level function `name` of a module, found by a regex (no
@@ -531,6 +548,7 @@ _NONE = object()
 _OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
                           "embedding_bag"})
 # The start of the next top-level statement: a line that begins with code.
+_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 

@@ -77,8 +77,7 @@ def _relevant(statements: list[ast.stmt], tokens: tuple[str, ...], names: tuple[
     keep = [False] * len(statements)
     work = []
     for i, (stmt, s) in enumerate(zip(statements, summaries)):
-        if any(tok in w for w in s.words for tok in tokens) or (names and any(
-                w in names or w.split(".")[0] in names for w in s.words)):
+        if any(tok in w for w in s.words for tok in tokens) or (names and any(w in names for w in s.words)):
             keep[i] = True
             work.append(i)
         elif isinstance(stmt, _IMPORTS):

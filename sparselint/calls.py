@@ -47,6 +47,9 @@ class _Result:
 
     returned: Optional[Fact]
     effects: dict[str, Optional[Fact]]  # parameter-rooted path -> fact after the call
+    # it sets `.grad`, `.data` or `requires_grad` through names the analysis cannot map back
+    # (`for p in model.parameters(): p.grad = p.grad.coalesce()`)
+    untracked: bool = False
 
 
 @dataclass
@@ -83,6 +86,9 @@ class Calls:
         self._rebound: dict[cst.FunctionDef, set[str]] = {}
         self._calls_in: dict[cst.CSTNode, list] = {}
         self._keywords: dict[cst.FunctionDef, set[str]] = {}
+        self._call_args: dict[cst.FunctionDef, set[str]] = {}
+        self._free: dict[cst.FunctionDef, set[str]] = {}
+        self._untracked: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
 
     # -- what a call reaches -----------------------------------------------------------
@@ -154,10 +160,13 @@ class Calls:
         return None
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
-        """A function of another module of the project, when the call passes it a fact."""
-        inf = self.walker.ctx.inference
-        if not any(not a.star and _passes(inf.fact(a.value, state)) for a in call.args):
-            return None
+        """A function of another module of the project whose source can hold a hazard (the
+        engine's prefilter found a token in it), or that the call passes a fact that can."""
+        if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
+            inf = self.walker.ctx.inference
+            if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
+                       for a in call.args):
+                return None
         from .models import project_index
         index = project_index()
         ctx = self.walker.ctx
@@ -198,7 +207,10 @@ class Calls:
             return Outcome(returned=Instance(cls=target.name, attrs=attrs,
                                              evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
         bound, paths, known = self._bind(target, call, state)
-        if bound is None or not known:
+        # A function of another module is analysed even when nothing it is passed is known:
+        # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
+        # the summary of a function of this file is.
+        if bound is None or not (known or target.walker is not None):
             return None
         if len(_ACTIVE) >= MAX_DEPTH or target.node in _ACTIVE:
             return None
@@ -210,7 +222,7 @@ class Calls:
             bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)
-            result = there.calls._analyse(target.node, bound, {})
+            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()})
@@ -221,10 +233,15 @@ class Calls:
             # a call from module code sees the module's facts as they are now; a call from a
             # function sees the module's stable ones, as that function does
             outer = state.env if inf is self.walker.module_inference else inf.outer
-            result = self._analyse(target.node, bound, outer)
+            result = self._analyse(target.node, bound, outer, inf.grad_enabled)
         if result is None:
             return None
         outcome = Outcome()
+        if result.untracked:
+            # whatever the call was given may have changed in ways not followed: forget it
+            for arg in call.args:
+                for path in _paths_in(arg.value):
+                    outcome.effects[path] = None
         for key, fact in result.effects.items():
             if key.startswith(_GLOBAL):
                 if target.walker is None:
@@ -309,13 +326,20 @@ class Calls:
         args = [a for a in call.args]
         if any(a.star for a in args):
             return None, paths, False
+        # extra arguments are fine where the callee takes *args / **kwargs (not followed)
+        takes_more = isinstance(p.star_arg, cst.Param)
+        takes_keywords = isinstance(p.star_kwarg, cst.Param)
         for i, a in enumerate(a for a in args if a.keyword is None):
             if i >= len(positional):
+                if takes_more:
+                    continue
                 return None, paths, False
             given[positional[i].name.value] = a
         for a in args:
             if a.keyword is not None:
                 if a.keyword.value not in by_name:
+                    if takes_keywords:
+                        continue
                     return None, paths, False
                 given[a.keyword.value] = a
         for name, param in by_name.items():
@@ -324,13 +348,16 @@ class Calls:
                 fact = inf.fact(a.value, state)
                 if fact is None:
                     continue
-                if _plain_value(fact) and name not in self._feeds_keywords(node):
-                    continue  # a number or a flag the callee does not pass on changes no fact
-                if not _plain_value(fact):
+                if _plain_value(fact):
+                    # a number or a flag is bound (it decides branches), but makes a call worth
+                    # following only when the callee passes it on
+                    bound[name] = fact
+                    known = known or name in (self._feeds_keywords(node) if isinstance(fact, Scalar)
+                                              else self._feeds_calls(node))
+                else:
                     code = self.walker.ctx.code(a.value)
-                    fact = with_evidence(fact, Evidence.at(a.value, f"`{code}` passed to `{target.name}()` as `{name}`"))
-                bound[name] = fact
-                known = known or _plain_value(fact) or _relevant(fact)
+                    bound[name] = with_evidence(fact, Evidence.at(a.value, f"`{code}` passed to `{target.name}()` as `{name}`"))
+                    known = known or _relevant(fact)
                 path = dotted(a.value)
                 if path and name not in self._rebound_in(node):
                     paths[name] = path
@@ -338,6 +365,11 @@ class Calls:
                 default = literal_fact(param.default)
                 if default is not None:
                     bound[name] = default
+        if not known and target.walker is None:
+            # a function of this file that works on module-level state that matters (an
+            # optimizer over sparse parameters) is worth following whatever it is passed
+            outer = state.env if inf is self.walker.module_inference else inf.outer
+            known = any(_relevant(outer.get(n)) for n in self._globals_read(node))
         return bound, paths, known
 
     def _feeds_keywords(self, node: cst.FunctionDef) -> set[str]:
@@ -354,15 +386,59 @@ class Calls:
             self._keywords[node] = found
         return self._keywords[node]
 
+    def _feeds_calls(self, node: cst.FunctionDef) -> set[str]:
+        """Parameters passed on as any call argument (`Model(cfg.sparse)`, `f(flag)`)."""
+        if node not in self._call_args:
+            found = set()
+            for n in walk(node.body):
+                if isinstance(n, cst.Arg):
+                    root = n.value
+                    while isinstance(root, (cst.Attribute, cst.Subscript)):
+                        root = root.value
+                    if isinstance(root, cst.Name):
+                        found.add(root.value)
+            self._call_args[node] = found
+        return self._call_args[node]
+
+    def _writes_untracked(self, node: cst.FunctionDef, local: set[str]) -> bool:
+        """It sets `.grad`, `.data` or `requires_grad` of something other than a parameter
+        path or `self` (a loop variable, an element of a list)."""
+        if node not in self._untracked:
+            params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+            found = False
+            for n in walk(node.body):
+                target = None
+                if isinstance(n, (cst.AssignTarget, cst.AugAssign)):
+                    target = n.target
+                elif (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                      and n.func.attr.value in ("requires_grad_", "_coalesced_")):
+                    target = cst.Attribute(value=n.func.value, attr=cst.Name("requires_grad"))
+                if isinstance(target, cst.Attribute) and target.attr.value in ("grad", "data", "requires_grad"):
+                    root = (dotted(target) or "").split(".")[0]
+                    if root not in params:
+                        found = True
+                        break
+            self._untracked[node] = found
+        return self._untracked[node]
+
+    def _globals_read(self, node: cst.FunctionDef) -> set[str]:
+        """Names a function reads that it does not bind: the module's, or builtins."""
+        if node not in self._free:
+            params = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+            local = params | self._rebound_in(node)
+            self._free[node] = {n.value for n in walk(node.body) if isinstance(n, cst.Name)} - local
+        return self._free[node]
+
     def _rebound_in(self, node: cst.FunctionDef) -> set[str]:
         if node not in self._rebound:
             self._rebound[node] = assigned_names(node.body.body) if isinstance(node.body, cst.IndentedBlock) else set()
         return self._rebound[node]
 
-    def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact]) -> Optional[_Result]:
+    def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],
+                 grad: bool = True) -> Optional[_Result]:
         w = self.walker
         try:
-            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent))
+            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad)
             hash(key)
         except TypeError:
             key = None
@@ -375,7 +451,7 @@ class Calls:
                 initial[f"{name}.{attr}"] = sub
         _ACTIVE.append(node)
         try:
-            final, returns = w.callee(node, initial, outer)
+            final, returns = w.callee(node, initial, outer, grad)
         finally:
             _ACTIVE.pop()
         returned = None
@@ -402,15 +478,10 @@ class Calls:
             root = k.split(".")[0]
             if root not in local and root not in bound and k in outer and fact != outer[k]:
                 effects[_GLOBAL + k] = fact
-        result = _Result(returned, effects)
+        result = _Result(returned, effects, self._writes_untracked(node, local))
         if key is not None:
             self._memo[key] = result
         return result
-
-
-def _passes(fact) -> bool:
-    """A fact worth following a call into another module for."""
-    return not isinstance(fact, Callee) and _relevant(fact)
 
 
 def _relevant(fact, depth: int = 0) -> bool:
@@ -461,8 +532,22 @@ def _portable(fact, ctx, path: str):
     return out
 
 
-def _plain_value(fact) -> bool:
-    return isinstance(fact, (Const, Scalar)) or (isinstance(fact, Instance) and fact.cls == "dict")
+def _paths_in(expr: cst.BaseExpression) -> set[str]:
+    """The names and attribute chains an argument expression mentions (`[weight]`, `model`)."""
+    found = set()
+    for n in walk(expr):
+        path = dotted(n) if isinstance(n, (cst.Name, cst.Attribute)) else None
+        if path:
+            found.add(path)
+    return found
+
+
+def _plain_value(fact, depth: int = 0) -> bool:
+    """A literal, or a config (dict, dataclass, plain object) holding only literals."""
+    if isinstance(fact, (Const, Scalar)):
+        return True
+    return (isinstance(fact, Instance) and depth < 3 and bool(fact.attrs)
+            and all(_plain_value(v, depth + 1) for _, v in fact.attrs))
 
 
 def _local_class(fact, path: str) -> Optional[str]:

@@ -50,6 +50,8 @@ class Context:
         self._seen: set = set()
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
+        # names bound to functions of other project modules whose source holds a token
+        self.imported: frozenset[str] = frozenset()
         self._module_for_code = cst.Module(body=[])
 
     # -- positions and code ------------------------------------------------------------

@@ -71,6 +71,7 @@ def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> 
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot parse: nesting too deep for the parser")]
     try:
         ctx = Context(path, text, Names.from_module(module), module)
+        ctx.imported = frozenset(extra)
         instances = [r() for r in rules if any(tok in t for t in texts for tok in r.prefilter)]
         hooks: dict[str, list[Callable]] = defaultdict(list)
         for rule in instances:

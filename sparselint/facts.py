@@ -200,8 +200,8 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
         return None
     if a == b:
         return a if len(a.evidence) <= len(b.evidence) else b
-    if isinstance(a, Callee) or (isinstance(a, Instance) and a.cls != b.cls):
-        return None
+    if isinstance(a, (Callee, Const)) or (isinstance(a, Instance) and a.cls != b.cls):
+        return None  # two different values: a literal is known only when it is one value
     changes = {}
     for f in fields(a):
         if f.name == "evidence":

@@ -740,6 +740,44 @@ class Inference:
                     out.bind(p, None)
         return out
 
+    def truth(self, test: cst.BaseExpression, state: State) -> Optional[bool]:
+        """The value of a branch test that depends only on literals the facts hold (`if clip:`
+        with `clip=False` passed or defaulted, `if name == "adam":`, `if self.max_norm is
+        not None:`); None when it cannot be decided."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.truth(test.expression, state)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.truth(test.left, state), self.truth(test.right, state)
+            if isinstance(test.operator, cst.And):
+                return False if False in (left, right) else True if left is True and right is True else None
+            return True if True in (left, right) else False if left is False and right is False else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            a, b = self._known_value(test.left, state), self._known_value(test.comparisons[0].comparator, state)
+            if a is _UNKNOWN or b is _UNKNOWN:
+                return None
+            if isinstance(op, cst.Is):
+                return a is b if b is None or a is None else None
+            if isinstance(op, cst.IsNot):
+                return a is not b if b is None or a is None else None
+            if isinstance(op, (cst.Equal, cst.NotEqual)) and type(a) is type(b) and isinstance(a, (str, bool, int)):
+                return (a == b) == isinstance(op, cst.Equal)
+            return None
+        v = self._known_value(test, state)
+        if v is _UNKNOWN or not isinstance(v, (bool, int, float, str, type(None))):
+            return None
+        return bool(v)
+
+    def _known_value(self, node: cst.BaseExpression, state: State):
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and not (
+                isinstance(node, cst.Name) and node.value in _CONSTANTS):
+            fact = self.fact(node, state)
+            if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
+                return fact.value
+            return _UNKNOWN
+        return literal(node)
+
     def refine(self, test: cst.BaseExpression, state: State, truth: bool) -> State:
         """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -798,12 +836,15 @@ class Inference:
         if isinstance(target, cst.Attribute) and target.attr.value == "data":
             # `p.data = p.data.coalesce()` swaps the storage of `p`, keeping its autograd identity.
             owner = dotted(target.value)
-            old = state.env.get(owner) if owner else None
+            old = (state.env.get(owner) or self.lookup(owner, state)) if owner else None
             if owner and isinstance(old, Tensor) and isinstance(fact, Tensor):
                 state.env[owner] = replace(old, layout=fact.layout, coalesced=fact.coalesced,
                                            evidence=old.evidence + fact.evidence[-1:])
             elif owner:
                 state.bind(owner, None)
+            return
+        if (isinstance(target, cst.Attribute) and target.attr.value == "requires_grad"
+                and isinstance(fact, Const) and fact.value is False and self._freeze(dotted(target.value) or "", state)):
             return
         if isinstance(fact, Tensor) and fact.is_grad is False and isinstance(target, cst.Attribute) and target.attr.value == "grad":
             fact = replace(fact, is_grad=True, grad=NOGRAD)
@@ -863,11 +904,8 @@ class Inference:
         if recv_path is None:
             return
         recv = state.env.get(recv_path) or self.lookup(recv_path, state)
-        if method == "requires_grad_" and literal(arg(call, 0, "requires_grad")) is False:
-            owner = recv_path[: -len(".weight")] if recv_path.endswith(".weight") else recv_path
-            module = state.env.get(owner)
-            if isinstance(module, Module) and module.kind in ("Embedding", "EmbeddingBag"):
-                state.env[owner] = replace(module, flags=NO_GRADS, parts=(("weight", NO_GRADS),))
+        if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
+            if self._freeze(recv_path, state):
                 return
         if isinstance(recv, Tensor):
             if method == "requires_grad_":
@@ -886,6 +924,23 @@ class Inference:
                 if isinstance(t, Tensor) and t.is_coo:
                     state.env[p] = replace(t, coalesced=False).why(
                         where, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")
+
+    def _freeze(self, path: str, state: State) -> bool:
+        """`model.emb.weight.requires_grad_(False)`: that parameter gets no gradient, in the
+        module that owns it (the nearest enclosing path with a module fact)."""
+        parts = path.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner, suffix = ".".join(parts[:cut]), ".".join(parts[cut:])
+            module = state.env.get(owner) or self.lookup(owner, state)
+            if not isinstance(module, Module):
+                continue
+            if module.parts is None:
+                state.bind(owner, None)  # which parameter it was is unknown
+                return True
+            frozen = tuple((n, NO_GRADS if n == suffix or n.startswith(suffix + ".") else f) for n, f in module.parts)
+            state.env[owner] = replace(module, parts=frozen, flags=union_flags(f for _, f in frozen))
+            return True
+        return False
 
     def _sparse_operand_effect(self, q: str, a, b, state: State, where) -> None:
         ap = dotted(a) if a is not None else None

@@ -45,6 +45,8 @@ class Walker:
         self._summarising: set[str] = set()
         # (returned fact, state after the return) of each `return` of the function analysed
         self.returns: list[tuple[Optional[Fact], State]] = []
+        # the statement just analysed surely leaves the function
+        self.exited = False
         self.calls = Calls(self)
         self.module_inference: Optional[Inference] = None
         self._class_modules: dict[tuple, Optional[Module]] = {}
@@ -127,26 +129,30 @@ class Walker:
                 self.definitions(st, {})
         return final
 
-    def callee(self, node: cst.FunctionDef, initial: dict[str, Fact], outer: dict[str, Fact]):
+    def callee(self, node: cst.FunctionDef, initial: dict[str, Fact], outer: dict[str, Fact],
+               grad_enabled: bool = True):
         """Analyse a function for one call site: the facts at its end (joined with those at
-        each `return`) and the facts it returns. The caller's position is kept."""
+        each `return`) and the facts it returns. The caller's position is kept; a call made
+        under `torch.no_grad()` runs its callee without grad."""
         ctx = self.ctx
         saved = (ctx.loops, ctx.statement, ctx.line_node, ctx.state)
         ctx.loops = []
         try:
-            return self._body(node, outer, initial, False)
+            return self._body(node, outer, initial, False, grad_enabled)
         finally:
             ctx.loops, ctx.statement, ctx.line_node, ctx.state = saved
 
-    def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool):
+    def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool, grad_enabled: bool = True):
         params = parameters_of(node)
         locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
-        inference.grad_enabled = self._decorated_grad_mode(node, names)
+        decorated = self._decorated_grad_mode(node, names)
+        inference.grad_enabled = grad_enabled if decorated is None else decorated
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         scope = Scope(node, backward_calls_in_block(body))
         saved_returns, self.returns = self.returns, []
+        saved_exit, self.exited = self.exited, False
         state = State(dict(initial or {}))
         self._annotated_models(node, state)
         self.silent += silent
@@ -156,6 +162,7 @@ class Walker:
             self.silent -= silent
         exits = self.returns
         self.returns = saved_returns
+        self.exited = saved_exit
         for _, at_return in exits:
             final = join_states(final, at_return)
         return final, [f for f, _ in exits if f is not _NO_VALUE]
@@ -274,7 +281,7 @@ class Walker:
             q = names.qualify(expr)
             if q in api.GRAD_MODES:
                 return api.GRAD_MODES[q]
-        return True
+        return None
 
     def _stable_globals(self, body, final: State) -> dict[str, Fact]:
         counts: dict[str, int] = {}
@@ -293,9 +300,19 @@ class Walker:
             self.ctx.scope, self.ctx.inference = outer_scope, outer_inf
 
     def block(self, stmts, state: State) -> State:
+        """The statements in order, up to one that surely leaves the function (`return`,
+        `raise`, or an `if` whose every branch taken does): what follows is not reached."""
         for st in stmts:
             state = self.statement(st, state)
+            if self.exited:
+                break
         return state
+
+    def _branch(self, run) -> tuple[State, bool]:
+        self.exited = False
+        out = run()
+        exited, self.exited = self.exited, False
+        return out, exited
 
     def statement(self, node: cst.CSTNode, state: State) -> State:
         inf = self.ctx.inference
@@ -308,18 +325,34 @@ class Walker:
                 state = inf.apply(small, state)
                 if isinstance(small, cst.Return):
                     self.returns.append((returned, state))
+                if isinstance(small, (cst.Return, cst.Raise)):
+                    self.exited = True
+                    break
             return state
         if isinstance(node, cst.If):
             self.header(node, [node.test], state)
-            a = self.block(node.body.body, inf.refine(node.test, state, True))
+            # A test decided by literal facts (a flag passed to this call) runs one branch.
+            decided = inf.truth(node.test, state)
+            if decided is True:
+                return self.block(node.body.body, inf.refine(node.test, state, True))
+            if decided is False:
+                otherwise = inf.refine(node.test, state, False)
+                if node.orelse is None:
+                    return otherwise
+                if isinstance(node.orelse, cst.If):
+                    return self.statement(node.orelse, otherwise)
+                return self.block(node.orelse.body.body, otherwise)
+            a, a_exits = self._branch(lambda: self.block(node.body.body, inf.refine(node.test, state, True)))
             otherwise = inf.refine(node.test, state, False)
             if node.orelse is None:
-                b = otherwise
+                b, b_exits = otherwise, False
             elif isinstance(node.orelse, cst.If):
-                b = self.statement(node.orelse, otherwise)
+                b, b_exits = self._branch(lambda: self.statement(node.orelse, otherwise))
             else:
-                b = self.block(node.orelse.body.body, otherwise)
-            return join_states(a, b)
+                b, b_exits = self._branch(lambda: self.block(node.orelse.body.body, otherwise))
+            # only a branch that does not leave the function continues after the `if`
+            self.exited = a_exits and b_exits
+            return b if a_exits and not b_exits else a if b_exits and not a_exits else join_states(a, b)
         if isinstance(node, cst.For):
             self.ctx.statement = self.ctx.line_node = node
             self.calls.prepare(node.iter, state)
@@ -331,13 +364,13 @@ class Walker:
         if isinstance(node, cst.With):
             return self.with_block(node, state)
         if isinstance(node, (cst.Try, cst.TryStar)):
-            after_body = self.block(node.body.body, state.copy())
+            after_body = self._branch(lambda: self.block(node.body.body, state.copy()))[0]
             result = join_states(state, after_body)
             ends = [after_body]
             for handler in node.handlers:
-                ends.append(self.block(handler.body.body, result.copy()))
+                ends.append(self._branch(lambda h=handler: self.block(h.body.body, result.copy()))[0])
             if node.orelse is not None:
-                ends[0] = self.block(node.orelse.body.body, after_body)
+                ends[0] = self._branch(lambda: self.block(node.orelse.body.body, after_body))[0]
             out = ends[0]
             for e in ends[1:]:
                 out = join_states(out, e)
@@ -348,7 +381,7 @@ class Walker:
             self.header(node, [node.subject], state)
             out = None
             for case in node.cases:
-                end = self.block(case.body.body, state.copy())
+                end = self._branch(lambda c=case: self.block(c.body.body, state.copy()))[0]
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
@@ -373,11 +406,11 @@ class Walker:
         try:
             self.ctx.statement = self.ctx.line_node = node
             self._call_hooks(node, state)
-            end = self.block(body, bind(state))
+            end, _ = self._branch(lambda: self.block(body, bind(state)))
             if len(self.ctx.loops) <= MAX_LOOP_DEPTH_TWICE:
                 self.ctx.statement = self.ctx.line_node = node
                 self._call_hooks(node, end)
-                end = join_states(end, self.block(body, bind(end)))
+                end = join_states(end, self._branch(lambda: self.block(body, bind(end)))[0])
         finally:
             self.ctx.loops.pop()
         # A loop that surely runs and never breaks leaves what its iterations leave.

@@ -1,0 +1,205 @@
+"""Facts across calls: the callee analysed with its caller's facts, and what flows back."""
+import textwrap
+
+from sparselint import calls
+from sparselint.config import Settings
+from sparselint.engine import check_text
+
+
+def check(src, path="t.py"):
+    diags, _, _ = check_text(textwrap.dedent(src).lstrip("\n"), path, Settings())
+    return diags
+
+
+def codes(src):
+    return [(d.line, d.code) for d in check(src)]
+
+
+def test_a_finding_inside_a_helper_is_reported_once_at_its_line_with_every_call_site_in_evidence():
+    diags = check("""
+        import torch
+
+        def degree(adj):
+            return adj.values()
+
+        a = torch.sparse_coo_tensor(i, v, (3, 3))
+        degree(a)
+        degree(a)
+    """)
+    assert [(d.line, d.code) for d in diags] == [(4, "SPL001")]
+    texts = [e.text for e in diags[0].evidence]
+    assert "`a` passed to `degree()` as `adj`" in texts
+    assert [e.line for e in diags[0].evidence if "passed to" in e.text] == [7]
+
+
+def test_the_same_helper_is_silent_for_a_coalesced_argument_and_when_nobody_calls_it():
+    assert codes("""
+        import torch
+
+        def degree(adj):
+            return adj.values()
+
+        degree(torch.sparse_coo_tensor(i, v, (3, 3)).coalesce())
+    """) == []
+    assert codes("""
+        import torch
+
+        def degree(adj):
+            return adj.values()
+    """) == []
+
+
+def test_returned_facts_are_those_of_the_arguments_passed():
+    assert codes("""
+        import torch
+
+        def same(x):
+            return x
+
+        a = same(torch.sparse_coo_tensor(i, v, (3, 3)))
+        b = same(torch.sparse_coo_tensor(i, v, (3, 3)).coalesce())
+        a.values()
+        b.values()
+    """) == [(8, "SPL001")]
+
+
+def test_effects_on_an_argument_flow_back_to_the_caller():
+    assert codes("""
+        import torch
+
+        class Graph:
+            def __init__(self, e):
+                self.adj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))
+
+            def prepare(self):
+                self.adj = self.adj.coalesce()
+
+        g = Graph(e)
+        g.prepare()
+        g.adj.values()
+    """) == []
+
+
+def test_a_rebound_parameter_has_no_effect_on_the_caller():
+    assert codes("""
+        import torch
+
+        def local_copy(adj):
+            adj = adj.coalesce()
+            return adj.values()
+
+        a = torch.sparse_coo_tensor(i, v, (3, 3))
+        local_copy(a)
+        a.values()
+    """) == [(9, "SPL001")]
+
+
+def test_recursion_and_deep_chains_end():
+    src = """
+        import torch
+
+        def walk(adj, n):
+            if n:
+                return walk(adj, n - 1)
+            return adj.values()
+
+        def f1(a): return f2(a)
+        def f2(a): return f3(a)
+        def f3(a): return f4(a)
+        def f4(a): return f5(a)
+        def f5(a): return f6(a)
+        def f6(a): return a.values()
+
+        walk(torch.sparse_coo_tensor(i, v, (3, 3)), depth)
+        f1(torch.sparse_coo_tensor(i, v, (3, 3)))
+    """
+    found = codes(src)
+    assert (6, "SPL001") in found
+    # f6 is five calls below the module: beyond the depth bound, so not reached
+    assert (13, "SPL001") not in found
+    assert calls.MAX_DEPTH < 6
+
+
+def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
+    seen = []
+    original = calls.Calls._analyse
+
+    def counting(self, node, bound, outer, grad=True):
+        seen.append(node.name.value)
+        return original(self, node, bound, outer, grad)
+
+    monkeypatch.setattr(calls.Calls, "_analyse", counting)
+    codes("""
+        import torch
+
+        def degree(adj):
+            return torch.sparse.sum(adj)
+
+        a = torch.sparse_coo_tensor(i, v, (3, 3))
+        for _ in range(3):
+            degree(a)
+        degree(a)
+    """)
+    assert seen.count("degree") == 3  # each analysis of a call site asks (a loop body is analysed twice)...
+    # ...but the callee's body is walked once per distinct facts: results are memoised
+    monkeypatch.setattr(calls.Calls, "_analyse", original)
+    walked = []
+    from sparselint import walker
+    body = walker.Walker._body
+
+    def counting_body(self, node, outer, initial, silent, grad_enabled=True):
+        walked.append((node.name.value, silent))
+        return body(self, node, outer, initial, silent, grad_enabled)
+
+    monkeypatch.setattr(walker.Walker, "_body", counting_body)
+    codes("""
+        import torch
+
+        def degree(adj):
+            return torch.sparse.sum(adj)
+
+        a = torch.sparse_coo_tensor(i, v, (3, 3))
+        degree(a)
+        degree(a)
+        degree(a)
+    """)
+    # once for the call site's facts, once on its own (parameters unknown)
+    assert walked.count(("degree", False)) == 2, walked
+
+
+def test_a_dense_tensor_that_needs_no_grad_is_not_followed(monkeypatch):
+    walked = []
+    from sparselint import walker
+    body = walker.Walker._body
+
+    def counting_body(self, node, outer, initial, silent, grad_enabled=True):
+        if not silent:
+            walked.append(node.name.value)
+        return body(self, node, outer, initial, silent, grad_enabled)
+
+    monkeypatch.setattr(walker.Walker, "_body", counting_body)
+    codes("""
+        import torch
+
+        def scale(x):
+            return x.to_sparse()
+
+        scale(torch.ones(3))
+        scale(torch.ones(3, requires_grad=True))
+    """)
+    # its own analysis, and one for the call that passes a tensor in a graph
+    assert walked == ["scale", "scale"]
+
+
+def test_a_call_into_another_module_reports_there_with_this_file_in_evidence(tmp_path):
+    (tmp_path / "helpers.py").write_text("def norm(adj):\n    return adj.values()  # noqa: SPL001\n\n\n"
+                                         "def degree(adj):\n    return adj.indices()\n")
+    train = tmp_path / "train.py"
+    src = ("import torch\nfrom helpers import norm, degree\n\n"
+           "adj = torch.sparse_coo_tensor(i, v, (3, 3))\nnorm(adj)\ndegree(adj)\n")
+    train.write_text(src)
+    diags, fixed, _ = check_text(src, str(train), Settings(fix=True, unsafe_fixes=True))
+    assert [(d.path, d.line, d.code) for d in diags] == [(str(tmp_path / "helpers.py"), 6, "SPL001")]
+    assert diags[0].fix is None and fixed is None  # never an edit to another file
+    places = [e.place for e in diags[0].evidence]
+    assert f"{train}:6" in places

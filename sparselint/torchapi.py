@@ -143,6 +143,11 @@ REJECTS_SPARSE_GRADS = {
     "Adamax": "Adamax", "NAdam": "NAdam", "RAdam": "RAdam", "ASGD": "ASGD", "Rprop": "Rprop",
     "Adafactor": "Adafactor",
 }
+# Optimizers that handle sparse gradients, except with `fused=True` (torch 2.13.0, 2.9.1).
+FUSED_REJECTS_SPARSE_GRADS = {
+    "SGD": "RuntimeError: `_fused_sgd` does not support sparse gradients",
+    "Adagrad": "RuntimeError: `fused` does not support sparse grad or complex param",
+}
 WEIGHT_DECAY_WITH_SPARSE = {
     "SGD": "RuntimeError: add(sparse, dense) is not supported. Use add(dense, sparse) instead.",
     "Adagrad": "RuntimeError: weight_decay option is not compatible with sparse gradients",
@@ -158,8 +163,9 @@ CLIP_FUNCTIONS = {
     "torch.nn.utils.clip_grad_norm": "aten::linalg_vector_norm",
     "torch.nn.utils.clip_grad_value_": "aten::clamp_min_",
     "torch.nn.utils.get_total_norm": "aten::linalg_vector_norm",
-    "torch.nn.utils.clip_grads_with_norm_": "aten::linalg_vector_norm",
 }
+# `clip_grads_with_norm_(params, max_norm, total_norm)` only scales (`mul_`), which works on
+# sparse gradients (torch 2.13.0, 2.9.1): not a clip function here.
 OPTIMIZER_TOKENS = ("torch.optim", "optim.")
 CLIP_TOKENS = ("clip_grad", "get_total_norm")
 

@@ -66,8 +66,13 @@ def _forward_kinds(t) -> tuple[str, ...]:
 
 
 def forward_verdict(node, ctx) -> Optional[Verdict]:
+    return verdict_of_uses(uses(node, ctx))
+
+
+def verdict_of_uses(found) -> Optional[Verdict]:
+    """The forward verdict for the sparse operands of one op (see `uses`)."""
     table = optable.active()
-    for use in uses(node, ctx):
+    for use in found:
         t = joined(use)
         kinds = _forward_kinds(t)
         if not kinds:

@@ -11,7 +11,7 @@ import libcst as cst
 from sparselint import optable
 from sparselint.facts import LEAF
 from sparselint.tree import children
-from sparselint.opcall import (OpUse, joined, uses_of_augassign, uses_of_binary, uses_of_call, uses_of_comparison,
+from sparselint.opcall import (OpUse, joined, uses_of_augassign, with_alternatives, uses_of_binary, uses_of_call, uses_of_comparison,
                                uses_of_subscript, uses_of_unary)
 
 from ._common import describe_layout
@@ -28,6 +28,7 @@ class Verdict:
     error: str
     version: str
     works_on: tuple[str, ...] = ()  # other layouts where the op works (LAYOUT)
+    consumer: Optional[str] = None  # how the result is reduced, when that decided (backward)
 
 
 def uses(node: cst.CSTNode, ctx) -> list[OpUse]:
@@ -49,8 +50,8 @@ def uses(node: cst.CSTNode, ctx) -> list[OpUse]:
     return []
 
 
-def _fails(table, op, form, kinds) -> Optional[optable.Outcome]:
-    outs = [table.outcome(op, form, k) for k in kinds]
+def _fails(table, op, forms, kinds) -> Optional[optable.Outcome]:
+    outs = [table.outcome(op, f, k) for f in forms for k in kinds]
     if outs and all(o is not None and not o.works for o in outs):
         return outs[0]
     return None
@@ -69,10 +70,14 @@ def forward_verdict(node, ctx) -> Optional[Verdict]:
     return verdict_of_uses(uses(node, ctx))
 
 
+def _outcomes(table, use, kind):
+    return [table.outcome(use.op, f, kind) for f in use.forms]
+
+
 def verdict_of_uses(found) -> Optional[Verdict]:
     """The forward verdict for the sparse operands of one op (see `uses`)."""
     table = optable.active()
-    for use in found:
+    for use in with_alternatives(found):
         t = joined(use)
         kinds = _forward_kinds(t)
         if not kinds:
@@ -87,11 +92,10 @@ def verdict_of_uses(found) -> Optional[Verdict]:
                 continue
             category = GRAD if t.is_grad and t.is_coo else NO_KERNEL
             return Verdict(category, use, outs[0].error, table.version)
-        failed = _fails(table, use.op, use.form, kinds)
+        failed = _fails(table, use.op, use.forms, kinds)
         if failed is None:
             continue
-        dense = table.outcome(use.op, use.form, "dense")
-        dense_works = dense is not None and dense.works
+        dense_works = all(o is not None and o.works for o in _outcomes(table, use, "dense"))
         if use.form == "x,dense" and dense_works:
             same = table.outcome(use.op, "x,x", kinds[0])
             if same is not None and same.works:
@@ -103,19 +107,12 @@ def verdict_of_uses(found) -> Optional[Verdict]:
                 return Verdict(GRAD, use, failed.error, table.version)
             continue
         own = t.layout
-        others = tuple(k for k in _LAYOUT_KINDS if k != own and (table.outcome(use.op, use.form, k) or _NO).works)
+        others = tuple(k for k in _LAYOUT_KINDS if k != own and all(o is not None and o.works for o in _outcomes(table, use, k)))
         if others and (t.is_compressed or not dense_works):
             return Verdict(LAYOUT, use, failed.error, table.version, others)
         if dense_works:
             return Verdict(NO_KERNEL, use, failed.error, table.version)
     return None
-
-
-class _Never:
-    works = False
-
-
-_NO = _Never()
 
 
 def backward_verdict(node, ctx) -> Optional[Verdict]:
@@ -124,7 +121,7 @@ def backward_verdict(node, ctx) -> Optional[Verdict]:
     if not ctx.grad_enabled:
         return None
     table = optable.active()
-    for use in uses(node, ctx):
+    for use in with_alternatives(uses(node, ctx)):
         t = joined(use)
         if t.requires_grad is not True or use.form is None or _is_inplace(use.op):
             continue  # in-place ops in a graph are the SPL1xx rules
@@ -133,14 +130,14 @@ def backward_verdict(node, ctx) -> Optional[Verdict]:
             continue
         mode = kinds[0].split("+")[1]
         consumer = _consumer(node, ctx) or _later_consumer(node, ctx)
-        outs = [table.outcome(use.op, use.form, k) for k in kinds]
+        outs = [table.outcome(use.op, f, k) for f in use.forms for k in kinds]
         if not outs or any(o is None or not o.works or not o.backward_error_for(consumer) for o in outs):
             continue
-        dense = table.outcome(use.op, use.form, "dense+" + mode)
-        sparse_only = dense is None or not dense.works
-        if not sparse_only and dense.backward != "ok":
+        dense = _outcomes(table, use, "dense+" + mode)
+        sparse_only = all(d is None or not d.works for d in dense)
+        if not sparse_only and any(d is None or d.backward != "ok" for d in dense):
             continue  # fails for a dense operand too: not a sparse gap
-        return Verdict("backward", use, outs[0].backward_error_for(consumer), table.version)
+        return Verdict("backward", use, outs[0].backward_error_for(consumer), table.version, consumer=consumer)
     return None
 
 
@@ -158,8 +155,8 @@ def _consumer(node, ctx, parent_of=None) -> Optional[str]:
                 return "to_dense"
     if isinstance(parent, cst.Arg):
         call = parent_of(parent)
-        if isinstance(call, cst.Call) and ctx.qualname(call.func) == "torch.sparse.sum" and len(call.args) == 1:
-            return "sparse.sum"
+        if isinstance(call, cst.Call) and len(call.args) == 1:
+            return {"torch.sparse.sum": "sparse.sum", "torch.sum": "sum"}.get(ctx.qualname(call.func) or "")
     return None
 
 

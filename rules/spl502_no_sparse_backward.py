@@ -48,11 +48,9 @@ import libcst as cst
 from sparselint.facts import LEAF
 from sparselint.rule import Rule
 
-from ._common import method_call
 from ._optable import backward_verdict, probed
 
 _REDUCE_ERRORS = "RuntimeError: _sparse_sum_backward_cpu: expected grad_ Tensor to be sparse, but got dense (or a related error)"
-
 
 _INSPECTING_METHODS = frozenset({"item", "tolist", "detach", "cpu", "numpy"})
 _INSPECTING_FUNCTIONS = frozenset({"print", "float", "int", "str", "repr", "format", "len"})
@@ -96,14 +94,6 @@ class NoSparseBackward(Rule):
         "torch.tanh(s).to_dense().sum().backward()  # SPL502\n",
     )
 
-    def _in_graph(self, expr, ctx):
-        if not ctx.grad_enabled:
-            return None
-        t = ctx.tensor(expr)
-        if t is None or not t.is_sparse or t.requires_grad is not True:
-            return None
-        return t
-
     def _report(self, node, t, what, error, ctx, subject=None, version=None):
         if _only_inspected(node, ctx) or not ctx.backward_follows(node, subject):
             return
@@ -118,6 +108,9 @@ class NoSparseBackward(Rule):
         t = v.use.fact
         if t.is_compressed and t.grad == LEAF:
             return  # SPL507
+        result = ctx.tensor(node)
+        if v.consumer == "sum" and result is not None and result.needs_sparse_grad:
+            return  # reported at the `.sum()`, which the engine follows through elementwise ops
         self._report(node, t, f"{v.use.spelled} of a sparse tensor", v.error, ctx, version=v.version)
 
     visit_BinaryOperation = visit_AugAssign = visit_UnaryOperation = visit_Subscript = _check
@@ -125,19 +118,19 @@ class NoSparseBackward(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         self._check(node, ctx)
         q = ctx.qualname(node.func)
-        if q is not None:
-            if q.startswith("torch.") and q.count(".") == 1 and q.split(".")[1] == "sum" and len(node.args) == 1:
-                self._reduction(node, node.args[0].value, ctx)
-            return
-        mc = method_call(node)
-        if mc is None:
-            return
-        receiver, method = mc
-        if method == "sum" and not node.args:
-            self._reduction(node, receiver, ctx)
+        if q == "torch.sum" and len(node.args) == 1:
+            self._reduction(node, node.args[0].value, ctx)
+        elif q is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "sum" and not node.args:
+            self._reduction(node, node.func.value, ctx)
 
     def _reduction(self, node, operand, ctx):
-        t = self._in_graph(operand, ctx)
-        if t is not None and t.needs_sparse_grad:
-            self._report(node, t, "`Tensor.sum()` of a sparse result whose backward needs a sparse gradient",
-                         _REDUCE_ERRORS, ctx)
+        """`Tensor.sum()` of a sparse result whose backward needs a sparse gradient (from
+        `torch.sparse.sum(s, dim)`, `torch.sparse.softmax`, `torch.sparse.mm(sparse, sparse)`,
+        followed through elementwise ops)."""
+        if not ctx.grad_enabled:
+            return
+        t = ctx.tensor(operand)
+        if t is None or not t.is_sparse or t.requires_grad is not True or not t.needs_sparse_grad:
+            return
+        self._report(node, t, "`Tensor.sum()` of a sparse result whose backward needs a sparse gradient",
+                     _REDUCE_ERRORS, ctx)

@@ -30,22 +30,36 @@ class OpUse:
     other: Optional[Tensor] = None  # a sparse second operand (form `x,x`)
     spelled: str = ""  # how the call site spells the op, for messages
     fallback_ok: bool = False  # no keyword that could make the op skip its work
+    also: tuple[str, ...] = ()  # other probed forms the call may equally be (a float: 0.5 or 2.0)
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return (self.form,) + self.also if self.form else ()
 
 
 def _number(node) -> Optional[str]:
-    """The probed stand-in for a literal: "-1" (a dim counted from the end), "int",
-    "float" or "bool"."""
+    """The probed stand-in for a literal: "0", "int" (1), "2" (any int from 2 up), "-1",
+    "float" or "bool"; None for other negative ints, whose meaning (a dim, an exponent)
+    the probe has no value for."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        if isinstance(node.expression, cst.Integer) and node.expression.value == "1":
-            return "-1"
+        if isinstance(node.expression, cst.Integer):
+            return "-1" if _int(node.expression) == 1 else None
         node = node.expression
     if isinstance(node, cst.Integer):
-        return "int"
+        value = _int(node)
+        return None if value is None else "0" if value == 0 else "int" if value == 1 else "2"
     if isinstance(node, cst.Float):
         return "float"
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return "bool"
     return None
+
+
+def _int(node: cst.Integer) -> Optional[int]:
+    try:
+        return int(node.value.replace("_", ""), 0)
+    except ValueError:
+        return None
 
 
 def _operand_form(node, fact: Optional[Tensor], subject: Tensor) -> Optional[str]:
@@ -84,11 +98,11 @@ def form_of(rest: list, keywords: dict, tensor, subject: Tensor) -> tuple[Option
         form = "x," + parts[0]
         return form, facts[0] if parts[0] == "x" else None
     if len(rest) == 2:
-        if all(p in ("int", "-1") for p in parts):
+        if all(p in ("0", "int", "2", "-1") for p in parts):
             return "x,int,int", None
         if parts == ["dense", "dense"]:
             return "x,dense,dense", None
-        if parts[0] == "int" and isinstance(rest[0], cst.Integer) and facts[1] is not None and facts[1].layout == "strided":
+        if parts[0] == "0" and facts[1] is not None and facts[1].layout == "strided":
             return "x,0,index", None
     return None, None
 
@@ -235,14 +249,23 @@ def uses_of_subscript(node: cst.Subscript, tensor: Callable) -> list[OpUse]:
     if t is None or not t.is_sparse:
         return []
     form = None
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and _number(node.slice[0].slice.value) == "int":
-        form = "x,int"
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        kind = _number(node.slice[0].slice.value)
+        form = "x," + kind if kind in ("0", "int", "2", "-1") else None
     return [OpUse("Tensor.__getitem__", form, node.value, t, spelled="indexing", fallback_ok=True)]
 
 
 SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
             "Power": "**", "MatrixMultiply": "@", "BitAnd": "&", "BitOr": "|", "BitXor": "^",
             "LeftShift": "<<", "RightShift": ">>"}
+
+
+def with_alternatives(uses: list[OpUse]) -> list[OpUse]:
+    """A float literal is probed as 0.5 and as 2.0; a call with any float is judged only where
+    both agree (`s ** 0.5` and `s ** 2.0` differ in backward)."""
+    from dataclasses import replace
+    return [replace(u, also=(u.form.replace("float", "2.0"),)) if u.form and u.form.endswith(",float") else u
+            for u in uses]
 
 
 def joined(use: OpUse) -> Tensor:
@@ -262,10 +285,10 @@ def result_of(uses: list[OpUse]):
     from . import optable
     if not uses or uses[0].form is None:
         return None
-    use = uses[0]
+    use = with_alternatives(uses)[0]
     kinds = optable.kind_of(joined(use))
     if not kinds:
         return None
     table = optable.active()
-    out = optable.agreed(table, use.op, use.form, kinds)
+    out = optable.agreed(table, use.op, use.forms, kinds)
     return out if out is not None and out.works else None

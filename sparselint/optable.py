@@ -198,10 +198,11 @@ def kind_of(t, mode: str = "") -> tuple[str, ...]:
     return tuple(b + ("+" + mode if mode else "") for b in base)
 
 
-def agreed(table: OpTable, op: str, form: str, kinds) -> Optional[Outcome]:
-    """The outcome shared by every kind in `kinds` (the fact's possible states), or None
-    when they differ or one is unprobed."""
-    outs = [table.outcome(op, form, k) for k in kinds]
+def agreed(table: OpTable, op: str, forms, kinds) -> Optional[Outcome]:
+    """The outcome shared by every form in `forms` (one or several) and every kind in
+    `kinds` (the fact's possible states), or None when they differ or one is unprobed."""
+    forms = (forms,) if isinstance(forms, str) else tuple(forms)
+    outs = [table.outcome(op, f, k) for f in forms for k in kinds]
     if not outs or any(o is None for o in outs):
         return None
     first = outs[0]

@@ -42,7 +42,8 @@ def test_a_table_per_supported_release_loads():
         with open(versions[version], encoding="utf-8") as fh:
             data = json.load(fh)
         assert data["generated"] and data["torch"] == version
-        assert not data["unprobed"], data["unprobed"]
+        assert not data["timed_out"], f"{version}: regenerate on a quieter machine: {data['timed_out']}"
+        assert len(data["crashed"]) < 10, data["crashed"]
 
 
 def test_tables_are_written_deterministically():

@@ -38,7 +38,7 @@ import warnings
 
 KINDS = ("coo", "coo_unc", "csr", "csc")
 MODES = ("", "grad", "graph")
-FORMS = ("x", "x,int", "x,-1", "x,bool", "x,int,int", "x,float", "x,dim", "x,dim,keepdim", "x,dense", "dense,x", "x,x",
+FORMS = ("x", "x,int", "x,0", "x,2", "x,-1", "x,bool", "x,int,int", "x,float", "x,2.0", "x,dim", "x,dim,keepdim", "x,dense", "dense,x", "x,x",
          "x,0,index", "[x,x]", "x,dense,dense", "dense,x,dense")
 # Operator dunders of Tensor: every Python spelling of an operator reaches one of these.
 DUNDERS = tuple(f"__{n}__" for n in (
@@ -157,10 +157,13 @@ def form_args(form: str, x, y, d, index):
     return {
         "x": ((x,), {}),
         "x,int": ((x, 1), {}),
+        "x,0": ((x, 0), {}),
+        "x,2": ((x, 2), {}),
         "x,-1": ((x, -1), {}),
         "x,bool": ((x, True), {}),
         "x,int,int": ((x, 0, 1), {}),
         "x,float": ((x, 0.5), {}),
+        "x,2.0": ((x, 2.0), {}),
         "x,dim": ((x,), {"dim": 1}),
         "x,dim,keepdim": ((x,), {"dim": 1, "keepdim": True}),
         "x,dense": ((x, d), {}),
@@ -306,7 +309,8 @@ def probe_op(fn) -> tuple[dict, dict]:
 # -- isolation ---------------------------------------------------------------------------
 
 def run_isolated(name, fn):
-    """probe_op(fn) in a forked child; None when the child crashed or timed out."""
+    """probe_op(fn) in a forked child; "crash" when the child died (an op that corrupts
+    memory), "timeout" when it ran out of time."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
@@ -329,8 +333,10 @@ def run_isolated(name, fn):
     with os.fdopen(r, "rb") as fh:
         data = fh.read()
     _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
+        return "timeout"
     if not os.WIFEXITED(status) or not data:
-        return None
+        return "crash"
     return json.loads(data)
 
 
@@ -339,13 +345,13 @@ def probe(names=None, progress=False):
     torch.set_num_threads(1)  # no thread pool to inherit across fork
     ops = enumerate_ops()
     chosen = sorted(ops) if names is None else sorted(n for n in ops if n in names)
-    table, errors, failed = {}, {}, []
+    table, errors, crashed, timed_out = {}, {}, [], []
     for n, name in enumerate(chosen):
         if progress and n % 200 == 0:
             print(f"{n}/{len(chosen)} {name}", file=sys.stderr)
         got = run_isolated(name, ops[name])
-        if got is None:
-            failed.append(name)
+        if got in ("crash", "timeout"):
+            (crashed if got == "crash" else timed_out).append(name)
             continue
         entry, errs = got
         if entry:
@@ -359,7 +365,8 @@ def probe(names=None, progress=False):
         "modes": [m for m in MODES if m],
         "forms": list(FORMS),
         "enumerated": len(ops),
-        "unprobed": sorted(failed),
+        "crashed": sorted(crashed),
+        "timed_out": sorted(timed_out),
         "errors": dict(sorted(errors.items())),
         "ops": table,
     }
@@ -394,7 +401,7 @@ def main(argv=None) -> int:
     else:
         sys.stdout.write(text)
     print(f"probed {len(table['ops'])} ops of {table['enumerated']} in {time.time() - start:.0f}s "
-          f"({len(table['unprobed'])} crashed or timed out)", file=sys.stderr)
+          f"({len(table['crashed'])} crashed, {len(table['timed_out'])} timed out)", file=sys.stderr)
     return 0
 
 

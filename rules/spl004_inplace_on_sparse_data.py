@@ -1,12 +1,16 @@
 """
 ## What it does
-Checks for an in-place method called directly on `.data` of a sparse tensor or a sparse
-gradient: `p.grad.data.zero_()`, `p.grad.data.mul_(scale)`.
+Checks for an in-place op that leaves a sparse tensor or a sparse gradient unchanged because
+it runs on `.data`: `p.grad.data.zero_()`, `p.grad.data.mul_(scale)`, `.add_()`, `.sub_()`,
+`.copy_()`, and `*=`, `+=`, `-=` on a name bound to `.data` (`d = p.grad.data; d *= s`).
+Only these: `div_()` and `neg_()` on `.data` do change the tensor, and `p.grad.data *= s`
+(an augmented assignment to the attribute) stores its result back.
 
 ## Why is this bad?
-`.data` of a sparse tensor is a new tensor object that shares nothing the in-place op can
-change: the op runs on it and the original stays as it was. Nothing is raised. A hand-written
-zero-grad loop keeps accumulating gradients; gradient scaling never happens.
+`.data` of a sparse tensor is a new tensor object; `mul_`, `zero_`, `add_`, `sub_` and `copy_`
+on it replace its own storage and leave the original as it was. Nothing is raised. A
+hand-written zero-grad loop keeps accumulating gradients; gradient scaling never happens.
+(Verified with torch 2.13.0 and 2.9.1, on sparse gradients and on sparse parameters.)
 
 ## Example
 ```python
@@ -33,10 +37,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.context import is_inplace_method
 from sparselint.rule import Rule
 
 from ._common import method_call
+
+# In-place ops that do nothing on `.data` of a sparse tensor (torch 2.13.0 and 2.9.1);
+# `div_` and `neg_` do change it.
+NO_OP_ON_DATA = frozenset({"mul_", "zero_", "add_", "sub_", "copy_"})
+_NO_OP_AUGMENTED = (cst.MultiplyAssign, cst.AddAssign, cst.SubtractAssign)
 
 
 class InplaceOnSparseData(Rule):
@@ -50,26 +58,46 @@ class InplaceOnSparseData(Rule):
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
         "for p in emb.parameters():\n    p.grad.zero_()\n",
         "import torch.nn as nn\nlin = nn.Linear(3, 3)\nfor p in lin.parameters():\n    p.grad.data.zero_()\n",
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "for p in emb.parameters():\n    p.grad.data.div_(2)\n    p.grad.data.neg_()\n    p.grad.data *= 2\n",
     )
     invalid = (
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
         "for p in emb.parameters():\n    p.grad.data.zero_()  # SPL004\n",
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "for p in emb.parameters():\n    g = p.grad.data\n    g *= 0.5  # SPL004\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         mc = method_call(node)
-        if mc is None or not is_inplace_method(mc[1]):
+        if mc is None or mc[1] not in NO_OP_ON_DATA:
             return
         data = mc[0]
-        if not (isinstance(data, cst.Attribute) and data.attr.value == "data"):
+        if isinstance(data, cst.Attribute) and data.attr.value == "data":
+            owner = data.value
+            t = ctx.tensor(owner)
+            if t is None or not t.is_sparse:
+                return
+            what = ctx.code(owner)
+            fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=True) if t.is_grad else None
+            ctx.report(self, node,
+                       f"`{what}.data.{mc[1]}(...)` on a sparse tensor changes a detached copy; `{what}` is unchanged",
+                       evidence=t.evidence, fix=fix,
+                       suggestion=f"`{what}.{mc[1]}(...)` (under `torch.no_grad()` for a parameter), or `{what} = None`")
             return
-        owner = data.value
-        t = ctx.tensor(owner)
-        if t is None or not t.is_sparse:
+        t = ctx.tensor(data)
+        if t is not None and t.is_sparse and t.origin == "data" and isinstance(data, cst.Name):
+            ctx.report(self, node, f"`{data.value}` is `.data` of a sparse tensor: `.{mc[1]}(...)` on it changes a "
+                       "detached copy; the tensor it came from is unchanged", evidence=t.evidence,
+                       suggestion="apply the op to the tensor itself, not to its `.data`")
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if not isinstance(node.target, cst.Name) or not isinstance(node.operator, _NO_OP_AUGMENTED):
             return
-        what = ctx.code(owner)
-        fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=True) if t.is_grad else None
-        ctx.report(self, node,
-                   f"`{what}.data.{mc[1]}(...)` on a sparse tensor changes a detached copy; `{what}` is unchanged",
-                   evidence=t.evidence, fix=fix,
-                   suggestion=f"`{what}.{mc[1]}(...)` (under `torch.no_grad()` for a parameter), or `{what} = None`")
+        t = ctx.tensor(node.target)
+        if t is None or not t.is_sparse or t.origin != "data":
+            return
+        op = ctx.code(node.operator).strip()
+        ctx.report(self, node, f"`{node.target.value}` is `.data` of a sparse tensor: `{op}` on it changes a "
+                   "detached copy; the tensor it came from is unchanged", evidence=t.evidence,
+                   suggestion="apply the op to the tensor itself (`p.grad.mul_(s)`), not to its `.data`")

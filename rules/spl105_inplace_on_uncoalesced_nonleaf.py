@@ -68,7 +68,9 @@ class InplaceOnUncoalescedNonleaf(Rule):
         t = ctx.tensor(target)
         if t is None or t.grad != NONLEAF:
             return None
-        if t.is_coo and t.coalesced is False:
+        if t.is_coo and t.coalesced is False and t.origin != "coalesce":
+            # a coalesced tensor whose flag an in-place op cleared (`c.mul_(2)`) holds no
+            # duplicate entries, and in-place ops on it backpropagate (torch 2.13.0, 2.9.1)
             return t
         if t.is_compressed and t.origin == "constructor":
             return t

@@ -2,7 +2,8 @@
 ## What it does
 Checks for `torch.nn.utils.clip_grad_norm_`, `clip_grad_value_` or `get_total_norm` over
 parameters that get sparse gradients (an `nn.Embedding(sparse=True)` weight or a model that
-owns one).
+owns one). `clip_grads_with_norm_` (given the total norm) and `p.grad.norm()` work on sparse
+gradients and are not flagged.
 
 ## Why is this bad?
 The norm and clamp kernels do not exist for sparse tensors. The call raises
@@ -56,6 +57,8 @@ class ClipGradWithSparseGrads(Rule):
         "import torch\nimport torch.nn as nn\nhead = nn.Linear(3, 1)\n"
         "torch.nn.utils.clip_grad_norm_(head.parameters(), 1.0)\n",
         "import torch\ntorch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n",
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "torch.nn.utils.clip_grads_with_norm_(emb.parameters(), 1.0, torch.tensor(2.0))\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
@@ -68,12 +71,20 @@ class ClipGradWithSparseGrads(Rule):
             return
         target = arg(node, 0, "parameters") or arg(node, 0, "tensors")
         fact = ctx.fact(target) if target is not None else None
+        op = api.CLIP_FUNCTIONS[q]
+        short = q.split(".")[-1]
+        grads = [fact] if isinstance(fact, Tensor) else (
+            [ctx.tensor(el.value) for el in target.elements] if isinstance(target, (cst.List, cst.Tuple)) else [])
+        grad = next((g for g in grads if g is not None and g.is_grad and g.is_coo), None)
+        if grad is not None:  # gradients passed themselves (`get_total_norm([p.grad, ...])`)
+            ctx.report(self, node, f"`{short}` of a sparse gradient raises `NotImplementedError: Could not run "
+                       f"'{op}' with arguments from the 'SparseCPU' backend` at this line", evidence=grad.evidence,
+                       suggestion="take each gradient's norm with `g.norm()` (supported) and combine them")
+            return
         if isinstance(fact, Tensor) and fact.parameter:
             fact = params_of_tensor(fact, None)
         if not isinstance(fact, Params) or fact.flags.has_sparse is not True:
             return
-        op = api.CLIP_FUNCTIONS[q]
-        short = q.split(".")[-1]
         ctx.report(self, node,
                    f"`{short}` over parameters with sparse gradients raises `NotImplementedError: Could not run "
                    f"'{op}' with arguments from the 'SparseCPU' backend` at this line ({describe(fact.flags)})",

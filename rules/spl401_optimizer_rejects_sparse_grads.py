@@ -1,7 +1,8 @@
 """
 ## What it does
 Checks for an optimizer that rejects sparse gradients (`Adam`, `AdamW`, `RMSprop`,
-`Adadelta`, `Adamax`, `NAdam`, `RAdam`, `ASGD`, `Rprop`, `Adafactor`) built over parameters
+`Adadelta`, `Adamax`, `NAdam`, `RAdam`, `ASGD`, `Rprop`, `Adafactor`, and `SGD` or `Adagrad`
+with `fused=True`, which reject them with their own messages) built over parameters
 that get sparse gradients: the weight of an `nn.Embedding(sparse=True)` or
 `nn.EmbeddingBag(sparse=True)`, a model that owns one (also through `nn.ModuleList`,
 `nn.Sequential`, `nn.ModuleDict`, subclassing, or a model class defined in another module of
@@ -42,6 +43,8 @@ import libcst as cst
 from sparselint import torchapi as api
 from sparselint.rule import Rule
 
+from sparselint.inference import arg, literal
+
 from ._optim import describe, optimizer_call, params_of
 
 
@@ -57,23 +60,30 @@ class OptimizerRejectsSparseGrads(Rule):
         "opt = torch.optim.SparseAdam(emb.parameters())\n",
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3)\nopt = torch.optim.Adam(emb.parameters())\n",
         "import torch\nopt = torch.optim.Adam(model.parameters())\n",
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "opt = torch.optim.SGD(emb.parameters(), lr=0.1, foreach=True)\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
         "opt = torch.optim.Adam(emb.parameters())  # SPL401\n",
+        "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
+        "opt = torch.optim.SGD(emb.parameters(), lr=0.1, fused=True)  # SPL401\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = optimizer_call(node, ctx)
-        if name not in api.REJECTS_SPARSE_GRADS:
+        fused = literal(arg(node, None, "fused")) is True
+        if name not in api.REJECTS_SPARSE_GRADS and not (fused and name in api.FUSED_REJECTS_SPARSE_GRADS):
             return
         params = params_of(node, ctx)
         if params is None or params.flags.has_sparse is not True:
             return
-        shown = api.REJECTS_SPARSE_GRADS[name]
+        error = (api.FUSED_REJECTS_SPARSE_GRADS[name] if name not in api.REJECTS_SPARSE_GRADS
+                 else f"RuntimeError: {api.REJECTS_SPARSE_GRADS[name]} does not support sparse gradients")
+        kind = f"`{name}(fused=True)`" if name not in api.REJECTS_SPARSE_GRADS else f"`{name}`"
         ctx.report(self, node,
-                   f"`{name}` over parameters with sparse gradients: `optimizer.step()` raises "
-                   f"`RuntimeError: {shown} does not support sparse gradients` ({describe(params.flags)})",
+                   f"{kind} over parameters with sparse gradients: `optimizer.step()` raises "
+                   f"`{error}` ({describe(params.flags)})",
                    evidence=params.evidence,
                    suggestion="give the sparse-gradient parameters to `torch.optim.SparseAdam` (or SGD/Adagrad) "
                               f"and the rest to `{name}`")

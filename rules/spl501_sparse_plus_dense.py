@@ -1,11 +1,15 @@
 """
 ## What it does
-Checks for a sparse COO tensor on the left of `+` or `-` with a dense tensor on the right:
-`adj + torch.eye(n)`, the self-loops of a GCN adjacency.
+Checks for an op on a sparse tensor with a dense second operand that torch only supports
+with a sparse one: `adj + torch.eye(n)` (the self-loops of a GCN adjacency), `adj - d`,
+`torch.add(adj, d)`, `adj.add(d)`, `adj += d`, `adj.sub_(d)`. Which ops, in which spelling,
+comes from the op table `tools/probe_torch.py` generates (a call is reported when the dense
+second operand fails where a sparse one works).
 
 ## Why is this bad?
 `sparse + dense` raises `RuntimeError: add(sparse, dense) is not supported. Use add(dense,
-sparse) instead.` at this line. (`dense + sparse` works and gives a dense result.)
+sparse) instead.` at this line. (`dense + sparse` works and gives a dense result.) The
+finding names the torch release the table was probed on.
 
 ## Example
 ```python
@@ -18,9 +22,9 @@ a_hat = adj + torch.eye(n).to_sparse()  # stays sparse
 ```
 
 ## Fix safety
-The fix converts the dense operand with `.to_sparse()`, which keeps the sum sparse as the
-author wrote it. It is marked unsafe: for a dense operand with many non-zeros, the result
-is a sparse tensor that may be large.
+For `+` and `-`, the fix converts the dense operand with `.to_sparse()`, which keeps the sum
+sparse as the author wrote it. It is marked unsafe: for a dense operand with many non-zeros,
+the result is a sparse tensor that may be large. The other spellings get no fix.
 
 ## References
 - hazard 26
@@ -30,6 +34,8 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.rule import Rule
+
+from ._optable import DENSE_OPERAND, forward_verdict, layout_text, probed
 
 
 class SparsePlusDense(Rule):
@@ -42,24 +48,44 @@ class SparsePlusDense(Rule):
     valid = (
         "import torch\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\na = torch.eye(3) + adj\n",
         "import torch\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\na = adj + torch.eye(3).to_sparse()\n",
+        "import torch\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\na = torch.add(torch.eye(3), adj)\n",
     )
     invalid = (
         "import torch\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\na = adj + torch.eye(3)  # SPL501\n",
+        "import torch\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\nd = torch.eye(3)\n"
+        "a = torch.add(adj, d)  # SPL501\nb = adj.add(d)  # SPL501\nadj += d  # SPL501\n",
     )
 
-    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
-        if not isinstance(node.operator, (cst.Add, cst.Subtract)):
+    def _check(self, node, ctx) -> None:
+        v = forward_verdict(node, ctx)
+        if v is None or v.category != DENSE_OPERAND:
             return
-        left, right = ctx.tensor(node.left), ctx.tensor(node.right)
-        if left is None or not left.is_coo or left.is_grad or right is None or right.layout != "strided":
-            return
-        new = cst.Call(func=cst.Attribute(value=node.right, attr=cst.Name("to_sparse")))
-        if isinstance(node.right, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)) and not node.right.lpar:
-            new = cst.Call(func=cst.Attribute(value=node.right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
-                                              attr=cst.Name("to_sparse")))
-        fix = ctx.make_fix(self, [ctx.replace(node.right, new)], safe=False)
+        use = v.use
+        dense = _dense_operand(node, use.op)
+        fix = None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+            new = cst.Call(func=cst.Attribute(value=node.right, attr=cst.Name("to_sparse")))
+            if isinstance(node.right, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)) and not node.right.lpar:
+                new = cst.Call(func=cst.Attribute(value=node.right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+                                                  attr=cst.Name("to_sparse")))
+            fix = ctx.make_fix(self, [ctx.replace(node.right, new)], safe=False)
+        what = f"`{ctx.code(dense)}` is dense" if dense is not None else "the other operand is dense"
         ctx.report(self, node,
-                   f"`{ctx.code(node.left)}` is sparse and `{ctx.code(node.right)}` is dense: sparse + dense raises "
-                   "`RuntimeError: add(sparse, dense) is not supported` at this line",
-                   evidence=left.evidence, fix=fix,
+                   f"`{ctx.code(use.subject)}` is {layout_text(use.fact)[2:]} and {what}: {use.spelled} with a dense "
+                   f"second operand raises `{v.error}` at this line {probed(v.version)}",
+                   evidence=use.fact.evidence, fix=fix,
                    suggestion="make the dense operand sparse (`.to_sparse()`), or put the dense tensor first")
+
+    visit_Call = visit_BinaryOperation = visit_AugAssign = _check
+
+
+def _dense_operand(node, op: str):
+    if isinstance(node, cst.BinaryOperation):
+        return node.right
+    if isinstance(node, cst.AugAssign):
+        return node.value
+    if isinstance(node, cst.Call):
+        args = [a.value for a in node.args if a.keyword is None]
+        at = 0 if op.startswith("Tensor.") else 1  # `a.add(b)` or `torch.add(a, b)`
+        return args[at] if at < len(args) else None
+    return None

@@ -3,9 +3,12 @@
 Checks for ops applied to a sparse tensor in an autograd graph whose backward has no sparse
 implementation, when a backward follows: `torch.smm`, `torch.hspmm`, elementwise functions
 such as `torch.tanh(s)` or `torch.sin(s)`, `torch.norm(s)`, indexing `s[0]` and
-`s.index_select(...)`, `s.sum(dim).to_dense()`, and `Tensor.sum()` of the sparse result of
-`torch.sparse.sum(s, dim)`, `torch.sparse.softmax` / `log_softmax` or
-`torch.sparse.mm(sparse, sparse)`.
+`s.index_select(...)`, `torch.cat([s, s])`, `s.sum(dim).to_dense()`, and `Tensor.sum()` of
+the sparse result of `torch.sparse.sum(s, dim)`, `torch.sparse.softmax` / `log_softmax` or
+`torch.sparse.mm(sparse, sparse)`. Which ops fail in backward, for a leaf and for a tensor
+built from values that require grad, comes from the op table `tools/probe_torch.py`
+generates for each torch release (an op is reported when its backward works for a dense
+operand and fails for the sparse one); compressed leaves are SPL507.
 
 ## Why is this bad?
 The forward runs; the error comes at `.backward()`, far from its cause:
@@ -13,8 +16,8 @@ The forward runs; the error comes at `.backward()`, far from its cause:
 `NotImplementedError: Could not run 'aten::tanh_backward' ... 'SparseCPU'`,
 `RuntimeError: expand is unsupported for Sparse tensors`,
 `RuntimeError: _sparse_sum_backward_cpu: expected grad_ Tensor to be sparse, but got dense`,
-and others (the rule's table lists each op with the error and the torch versions it was
-verified on).
+and others; the finding names the error the table recorded and the torch release it was
+probed on.
 
 ## Example
 ```python
@@ -42,17 +45,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
+from sparselint.facts import LEAF
 from sparselint.rule import Rule
 
-from ._common import method_call
+from ._optable import backward_verdict, probed
 
-_PRODUCTS = {
-    "torch.smm": "RuntimeError: derivative for aten::sspaddmm is not implemented",
-    "torch.hspmm": "RuntimeError: derivative for aten::hspmm is not implemented",
-}
 _REDUCE_ERRORS = "RuntimeError: _sparse_sum_backward_cpu: expected grad_ Tensor to be sparse, but got dense (or a related error)"
-
 
 _INSPECTING_METHODS = frozenset({"item", "tolist", "detach", "cpu", "numpy"})
 _INSPECTING_FUNCTIONS = frozenset({"print", "float", "int", "str", "repr", "format", "len"})
@@ -83,7 +81,6 @@ class NoSparseBackward(Rule):
     name = "no-sparse-backward"
     error = "NotImplementedError: Could not run 'aten::tanh_backward' with arguments from the 'SparseCPU' backend"
     when = "backward"
-    op_table = api.NO_SPARSE_BACKWARD
     hazards = ("28", "29", "30", "31", "32", "33", "34", "35", "36")
     valid = (
         "import torch\nv = torch.ones(3, requires_grad=True)\ns = torch.sparse_coo_tensor(i, v, (3, 3))\n"
@@ -97,70 +94,43 @@ class NoSparseBackward(Rule):
         "torch.tanh(s).to_dense().sum().backward()  # SPL502\n",
     )
 
-    def _in_graph(self, expr, ctx):
-        if not ctx.grad_enabled:
-            return None
-        t = ctx.tensor(expr)
-        if t is None or not t.is_sparse or t.requires_grad is not True:
-            return None
-        return t
-
-    def _report(self, node, t, what, error, ctx, subject=None):
+    def _report(self, node, t, what, error, ctx, subject=None, version=None):
         if _only_inspected(node, ctx) or not ctx.backward_follows(node, subject):
             return
-        ctx.report(self, node, f"{what} in an autograd graph: the next backward raises `{error}`",
+        tail = f" {probed(version)}" if version else ""
+        ctx.report(self, node, f"{what} in an autograd graph: the next backward raises `{error}`{tail}",
                    evidence=t.evidence, suggestion="see `sparselint rule SPL502` for the rewrite of this op")
 
+    def _check(self, node, ctx) -> None:
+        v = backward_verdict(node, ctx)
+        if v is None:
+            return
+        t = v.use.fact
+        if t.is_compressed and t.grad == LEAF:
+            return  # SPL507
+        result = ctx.tensor(node)
+        if v.consumer == "sum" and result is not None and result.needs_sparse_grad:
+            return  # reported at the `.sum()`, which the engine follows through elementwise ops
+        self._report(node, t, f"{v.use.spelled} of a sparse tensor", v.error, ctx, version=v.version)
+
+    visit_BinaryOperation = visit_AugAssign = visit_UnaryOperation = visit_Subscript = _check
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        self._check(node, ctx)
         q = ctx.qualname(node.func)
-        if q in _PRODUCTS and node.args:
-            t = self._in_graph(node.args[0].value, ctx)
-            if t is not None:
-                self._report(node, t, f"`{q.split('.')[-1]}` of a sparse tensor", _PRODUCTS[q], ctx)
-            return
-        if q is not None and q.startswith("torch.") and q.count(".") == 1 and node.args:
-            name = q.split(".")[1]
-            if name in api.NO_SPARSE_BACKWARD:
-                t = self._in_graph(node.args[0].value, ctx)
-                if t is not None:
-                    self._report(node, t, f"`torch.{name}` of a sparse tensor", api.NO_SPARSE_BACKWARD[name][0], ctx)
-            elif name == "sum" and len(node.args) == 1:
-                self._reduction(node, node.args[0].value, ctx)
-            return
-        mc = method_call(node)
-        if mc is None or q is not None:
-            return
-        receiver, method = mc
-        if method in api.NO_SPARSE_BACKWARD and not node.args:
-            t = self._in_graph(receiver, ctx)
-            if t is not None:
-                self._report(node, t, f"`.{method}()` of a sparse tensor", api.NO_SPARSE_BACKWARD[method][0], ctx)
-        elif method == "index_select":
-            t = self._in_graph(receiver, ctx)
-            if t is not None:
-                self._report(node, t, "`index_select` on a sparse tensor",
-                             "NotImplementedError: Could not run 'aten::index_add_' ... 'SparseCPU'", ctx)
-        elif method == "to_dense":
-            t = self._in_graph(receiver, ctx)
-            if t is not None and t.origin == "tensor-sum-dim":
-                self._report(node, t, "`.to_dense()` of `Tensor.sum(dim)` of a sparse tensor",
-                             "RuntimeError: expand is unsupported for Sparse tensors", ctx)
-        elif method == "sum" and not node.args:
-            self._reduction(node, receiver, ctx)
+        if q == "torch.sum" and len(node.args) == 1:
+            self._reduction(node, node.args[0].value, ctx)
+        elif q is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "sum" and not node.args:
+            self._reduction(node, node.func.value, ctx)
 
     def _reduction(self, node, operand, ctx):
-        t = self._in_graph(operand, ctx)
-        if t is not None and t.needs_sparse_grad:
-            self._report(node, t, "`Tensor.sum()` of a sparse result whose backward needs a sparse gradient",
-                         _REDUCE_ERRORS, ctx)
-
-    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if ctx.usage(node) == "assign" or isinstance(ctx.parent(node), cst.AssignTarget):
+        """`Tensor.sum()` of a sparse result whose backward needs a sparse gradient (from
+        `torch.sparse.sum(s, dim)`, `torch.sparse.softmax`, `torch.sparse.mm(sparse, sparse)`,
+        followed through elementwise ops)."""
+        if not ctx.grad_enabled:
             return
-        parent = ctx.parent(node)
-        if isinstance(parent, cst.AugAssign) and parent.target is node:
+        t = ctx.tensor(operand)
+        if t is None or not t.is_sparse or t.requires_grad is not True or not t.needs_sparse_grad:
             return
-        t = self._in_graph(node.value, ctx)
-        if t is not None:
-            self._report(node, t, "indexing a sparse tensor",
-                         "NotImplementedError: Could not run 'aten::select_backward' ... 'SparseCPU'", ctx)
+        self._report(node, t, "`Tensor.sum()` of a sparse result whose backward needs a sparse gradient",
+                     _REDUCE_ERRORS, ctx)

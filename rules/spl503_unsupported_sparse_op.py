@@ -1,24 +1,30 @@
 """
 ## What it does
-Checks for ops that have no kernel for sparse COO tensors at all, applied to a known sparse
-tensor: `s.mean()`, `torch.mean(s)`, `std`, `var`, `median`, `argmax`, `cumsum`, `prod`,
-`amax`, `logsumexp`, `view`, `reshape`, `flatten`, `sigmoid`, `exp`, `log`, `cos`,
-`clamp`, `max`, `min`, comparisons... (sparse gradients are SPL302).
+Checks for ops that have no kernel for the sparse layout of their operand at all (they work
+on a dense tensor, and on no sparse layout in that argument form): `s.mean()`,
+`torch.softmax(s, 1)`, `F.softmax(s, dim=1)`, `s.softmax(1)`, `F.dropout(s)`, `s.reshape(-1)`,
+`torch.sigmoid(s)`, comparisons such as `s > 0`... Every spelling of the op is covered:
+function, method, operator, in-place and augmented assignment. Sparse gradients are SPL302;
+ops that exist for another sparse layout are SPL506; `sparse + dense` is SPL501.
 
 ## Why is this bad?
 The call raises at this line, typically `NotImplementedError: Could not run 'aten::mean.dim'
 with arguments from the 'SparseCPU' backend` (`RuntimeError: reshape is not implemented for
-sparse tensors` for `reshape`/`flatten`). The rule's table lists each op with its error and
-the torch versions it was verified on.
+sparse tensors` for `reshape`). The op set is not a hand list: it is the table that
+`tools/probe_torch.py` generates by running every public op on sparse inputs under each
+supported torch release (`sparselint/data/torch-<release>.json`), and the finding names the
+release it was probed on (`target-torch-version` picks the table; the newest by default).
 
 ## Example
 ```python
 avg = adj.mean()
+att = F.softmax(scores, dim=1)
 ```
 
 ## Use instead
 ```python
 avg = torch.sparse.sum(adj) / adj.numel()
+att = torch.sparse.softmax(scores, dim=1)
 ```
 or apply the op to `adj.coalesce().values()`, or to `adj.to_dense()` when it fits in memory.
 
@@ -28,15 +34,14 @@ author's call.
 
 ## References
 - hazard 37
+- `tools/probe_torch.py`, `sparselint/data/`
 """
 from __future__ import annotations
-
-import libcst as cst
 
 from sparselint import torchapi as api
 from sparselint.rule import Rule
 
-from ._common import method_call
+from ._optable import NO_KERNEL, forward_verdict, layout_text, probed
 
 
 class UnsupportedSparseOp(Rule):
@@ -44,43 +49,31 @@ class UnsupportedSparseOp(Rule):
     name = "unsupported-sparse-op"
     error = "NotImplementedError: Could not run 'aten::mean.dim' with arguments from the 'SparseCPU' backend"
     when = "line"
-    op_table = api.NO_SPARSE_FORWARD
     hazards = ("37",)
     valid = (
         "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3))\nm = torch.sparse.sum(s) / s.numel()\n",
         "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3))\nm = s.to_dense().mean()\n",
+        "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3))\na = torch.sparse.softmax(s, dim=1)\n",
+        "import torch\nimport torch.nn.functional as F\ns = torch.eye(3).to_sparse()\n"
+        "y = F.dropout(s, p=0.5, training=False)\n",
     )
     invalid = (
         "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3))\nm = s.mean()  # SPL503\n",
+        "import torch\nimport torch.nn.functional as F\ns = torch.sparse_coo_tensor(i, v, (3, 3))\n"
+        "a = F.softmax(s, dim=1)  # SPL503\nb = torch.softmax(s, 1)  # SPL503\nc = s.softmax(1)  # SPL503\n"
+        "d = F.dropout(s)  # SPL503\n",
     )
+    prefilter = api.SPARSE_SOURCE_TOKENS
 
-    def _report(self, node, operand, name, ctx) -> None:
-        t = ctx.tensor(operand)
-        if t is None or not t.is_coo or t.is_grad:
+    def _check(self, node, ctx) -> None:
+        v = forward_verdict(node, ctx)
+        if v is None or v.category != NO_KERNEL:
             return
-        error, _versions = api.NO_SPARSE_FORWARD[name]
-        ctx.report(self, node, f"`{name}` has no kernel for sparse COO tensors: `{error}` at this line",
-                   evidence=t.evidence,
+        use = v.use
+        ctx.report(self, node, f"{use.spelled} has no kernel for {layout_text(use.fact)} tensor: `{v.error}` "
+                   f"at this line {probed(v.version)}",
+                   evidence=use.fact.evidence,
                    suggestion="use `torch.sparse.*`, or apply the op to `.coalesce().values()` or `.to_dense()`")
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
-        q = ctx.qualname(node.func)
-        if q is not None:
-            name = q[len("torch."):] if q.startswith("torch.") and q.count(".") == 1 else None
-            if name in api.NO_SPARSE_FORWARD and not name.endswith("_") and node.args:
-                self._report(node, node.args[0].value, name, ctx)
-            return
-        mc = method_call(node)
-        if mc is not None and mc[1] in api.NO_SPARSE_FORWARD:
-            self._report(node, mc[0], mc[1], ctx)
-
-    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
-        if len(node.comparisons) != 1:
-            return
-        op = api.COMPARISON_KERNELS.get(type(node.comparisons[0].operator).__name__)
-        t = ctx.tensor(node.left)
-        if op is None or t is None or not t.is_coo or t.is_grad:
-            return
-        ctx.report(self, node, f"comparison of a sparse COO tensor: `NotImplementedError: Could not run '{op}' "
-                   "... 'SparseCPU'` at this line", evidence=t.evidence,
-                   suggestion="compare `.coalesce().values()` instead")
+    visit_Call = visit_BinaryOperation = visit_AugAssign = visit_Comparison = _check
+    visit_UnaryOperation = visit_Subscript = _check

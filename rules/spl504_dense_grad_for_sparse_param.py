@@ -7,7 +7,9 @@ Checks for a sparse COO `nn.Parameter` used in a dense product or reduction: `p 
 The backward of these ops gives the sparse parameter a **dense** (strided) gradient. The
 optimizer step then fails: SGD raises `RuntimeError: add(sparse, dense) is not supported.
 Use add(dense, sparse) instead.`, `p.grad.values()` raises `RuntimeError: values expected
-sparse tensor layout but got Strided`.
+sparse tensor layout but got Strided`. For a sparse COO leaf that is not a parameter
+(`s.requires_grad_()`), the rule reports the `.values()` / `.indices()` read of that dense
+gradient, where the error comes.
 
 ## Example
 ```python
@@ -37,6 +39,7 @@ from sparselint.rule import Rule
 from ._common import method_call
 
 _FUNCS = api.DENSE_GRAD_PRODUCTS - {"@", "sum"}
+_SPARSE_ACCESSORS = ("values", "indices")
 
 
 class DenseGradForSparseParam(Rule):
@@ -83,3 +86,18 @@ class DenseGradForSparseParam(Rule):
         mc = method_call(node)
         if mc is not None and q is None and mc[1] == "sum" and not node.args:
             self._report(node, mc[0], ".sum()", ctx)
+        elif mc is not None and q is None and mc[1] in _SPARSE_ACCESSORS:
+            self._dense_grad_accessor(node, mc[0], mc[1], ctx)
+
+    def _dense_grad_accessor(self, node, receiver, method, ctx) -> None:
+        """`s.grad.values()` where `s` is a sparse COO leaf whose grad a dense product made dense."""
+        if not (isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad"):
+            return
+        owner, g = ctx.tensor(receiver.value), ctx.tensor(receiver)
+        if owner is None or not owner.is_coo or owner.grad != LEAF or g is None or g.layout != "strided":
+            return
+        what = ctx.code(receiver)
+        ctx.report(self, node, f"`{what}` is dense (a dense product gave the sparse leaf a dense gradient): "
+                   f"`.{method}()` raises `RuntimeError: {method} expected sparse tensor layout but got Strided` "
+                   "at this line", evidence=g.evidence,
+                   suggestion="use `torch.sparse.mm`, which keeps the gradient sparse, or read the dense gradient as it is")

@@ -1,16 +1,18 @@
 """
 ## What it does
-Checks for accessors and functions that do not exist for the tensor's layout:
-`._values()` / `._indices()` / `.indices()` on a CSR, CSC or BSR tensor, `.ccol_indices()` /
-`.row_indices()` on CSR, `.crow_indices()` / `.col_indices()` on CSC, and
-`torch.sparse.sum` of a compressed tensor.
+Checks for accessors and ops that do not exist for the tensor's sparse layout although they
+do for another one: `._values()` / `._indices()` / `.indices()` on a CSR or CSC tensor,
+`.ccol_indices()` / `.row_indices()` on CSR, `.crow_indices()` / `.col_indices()` on CSC or
+COO, `torch.sparse.sum`, `index_select` or `torch.cat` of a compressed tensor. The op set
+comes from the op table `tools/probe_torch.py` generates for each torch release.
 
 ## Why is this bad?
 Each raises at this line: `NotImplementedError: Could not run 'aten::_values' with arguments
 from the 'SparseCsrCPU' backend`, `RuntimeError: indices expected sparse coordinate tensor
 layout but got SparseCsr`, `RuntimeError: ccol_indices expected sparse column compressed
 tensor layout but got SparseCsr`, `RuntimeError: coalesce expected sparse coordinate tensor
-layout but got SparseCsr`.
+layout but got SparseCsr`. The finding names the layouts where the op works and the torch
+release the table was probed on. (BSR and BSC are not in the table.)
 
 ## Example
 ```python
@@ -33,15 +35,12 @@ No fix: the compressed accessors return different index tensors.
 """
 from __future__ import annotations
 
-import libcst as cst
-
 from sparselint import torchapi as api
 from sparselint.rule import Rule
 
-from ._common import describe_layout, method_call
+from ._optable import LAYOUT, forward_verdict, layout_text, probed
 
-_ROW = {"csr", "bsr"}
-_COLUMN = {"csc", "bsc"}
+_NAMES = {"coo": "COO", "csr": "CSR", "csc": "CSC"}
 
 
 class WrongLayoutAccessor(Rule):
@@ -50,6 +49,7 @@ class WrongLayoutAccessor(Rule):
     error = "RuntimeError: indices expected sparse coordinate tensor layout but got SparseCsr"
     when = "line"
     hazards = ("39", "40", "41")
+    prefilter = api.SPARSE_SOURCE_TOKENS
     valid = (
         "import torch\ns = torch.eye(3).to_sparse_csr()\nprint(s.values(), s.crow_indices(), s.col_indices())\n",
         "import torch\ns = torch.eye(3).to_sparse_csr()\nprint(s.to_sparse_coo().indices(), s.sum())\n",
@@ -59,27 +59,16 @@ class WrongLayoutAccessor(Rule):
         "import torch\ns = torch.eye(3).to_sparse_csr()\ntotal = torch.sparse.sum(s)  # SPL506\n",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
-        q = ctx.qualname(node.func)
-        if q == "torch.sparse.sum" and node.args:
-            t = ctx.tensor(node.args[0].value)
-            if t is not None and t.is_compressed:
-                ctx.report(self, node, f"`torch.sparse.sum` of a {describe_layout(t)} tensor raises `RuntimeError: "
-                           "coalesce expected sparse coordinate tensor layout` at this line",
-                           evidence=t.evidence, suggestion="use `Tensor.sum()`, which supports compressed layouts")
+    def _check(self, node, ctx) -> None:
+        v = forward_verdict(node, ctx)
+        if v is None or v.category != LAYOUT:
             return
-        mc = method_call(node)
-        if mc is None or q is not None:
-            return
-        t = ctx.tensor(mc[0])
-        if t is None or not t.is_compressed:
-            return
-        tables = [api.WRONG_LAYOUT_ACCESSORS["compressed"]]
-        tables.append(api.WRONG_LAYOUT_ACCESSORS["row" if t.layout in _ROW else "column"])
-        for table in tables:
-            if mc[1] in table:
-                ctx.report(self, node, f"`.{mc[1]}()` does not exist for a {describe_layout(t)} tensor: "
-                           f"`{table[mc[1]]}` at this line", evidence=t.evidence,
-                           suggestion="use `.values()`, `.crow_indices()`/`.col_indices()` (CSR, BSR) or "
-                                      "`.ccol_indices()`/`.row_indices()` (CSC, BSC)")
-                return
+        use = v.use
+        where = ", ".join(_NAMES[k] for k in v.works_on)
+        ctx.report(self, node, f"{use.spelled} is not implemented for {layout_text(use.fact)} tensor (it is for "
+                   f"{where}): `{v.error}` at this line {probed(v.version)}", evidence=use.fact.evidence,
+                   suggestion="use `.values()`, `.crow_indices()`/`.col_indices()` (CSR) or "
+                              "`.ccol_indices()`/`.row_indices()` (CSC), `Tensor.sum()`, or convert the layout first")
+
+    visit_Call = visit_BinaryOperation = visit_AugAssign = visit_Comparison = _check
+    visit_UnaryOperation = visit_Subscript = _check

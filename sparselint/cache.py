@@ -23,13 +23,14 @@ CACHE_DIR_NAME = ".sparselint_cache"
 
 @lru_cache(maxsize=None)
 def code_fingerprint() -> str:
-    """sparselint's version and the state of its own source files."""
+    """sparselint's version and the state of its own source files and op tables."""
     import sparselint
     import sparselint.rules as rules
     h = hashlib.sha256(__version__.encode())
-    for root in sorted({os.path.dirname(sparselint.__file__), os.path.dirname(rules.__file__)}):
-        for name in sorted(os.listdir(root)):
-            if name.endswith(".py"):
+    data = os.path.join(os.path.dirname(sparselint.__file__), "data")
+    for root in sorted({os.path.dirname(sparselint.__file__), os.path.dirname(rules.__file__), data}):
+        for name in sorted(os.listdir(root)) if os.path.isdir(root) else ():
+            if name.endswith((".py", ".json")):
                 st = os.stat(os.path.join(root, name))
                 h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]

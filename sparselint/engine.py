@@ -10,7 +10,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from . import source as src
-from . import notebook, suppression
+from . import notebook, optable, suppression
 from .config import Settings
 from .context import Context
 from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, TIMEOUT, UNUSED_NOQA, Diagnostic,
@@ -46,9 +46,18 @@ def imported_code(text: str, path: str, tokens: tuple[str, ...], dependencies: O
     return tuple(names), texts
 
 
-def analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> list[Diagnostic]:
+def analyse(text: str, path: str, rules, dependencies: Optional[set] = None, torch_version: str = "") -> list[Diagnostic]:
     """Findings of the given rules on one source text (no suppression, no fixes); the other
-    files they depend on are added to `dependencies`."""
+    files they depend on are added to `dependencies`. `torch_version` picks the op table
+    (`target-torch-version`; the newest by default)."""
+    token = optable.use(torch_version)
+    try:
+        return _analyse(text, path, rules, dependencies)
+    finally:
+        optable.reset(token)
+
+
+def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) -> list[Diagnostic]:
     tokens = prefilter_tokens(rules)
     if not rules:
         return []
@@ -98,6 +107,7 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
 
     def findings(t: str) -> list[Diagnostic]:
         sups = {path: suppression.parse(t)}
+        version = settings.target_torch_version
 
         def suppressed(d: Diagnostic) -> bool:
             # a finding inside another module that this file calls obeys that module's noqa
@@ -105,9 +115,9 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
                 sups[d.path] = _suppressions_on_disk(d.path)
             return sups[d.path].suppresses(d.code, d.line)
 
-        kept = [d for d in analyse(t, path, rules, dependencies) if not suppressed(d)]
+        kept = [d for d in analyse(t, path, rules, dependencies, version) if not suppressed(d)]
         if UNUSED_NOQA[0] in settings.extend_select or UNUSED_NOQA[0] in settings.select:
-            kept.extend(suppression.unused(t, path, analyse(t, path, rules), UNUSED_NOQA))
+            kept.extend(suppression.unused(t, path, analyse(t, path, rules, None, version), UNUSED_NOQA))
         return kept
 
     diagnostics = findings(text)

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from . import shapes
+from . import opcall, optable, shapes
 from . import torchapi as api
 from .diagnostics import Evidence
 from .facts import (LEAF, NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Literal, Module, Optimizer, Params, Scalar,
@@ -165,10 +165,23 @@ class Inference:
         return q
 
     def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
+        # Facts are memoised for the length of one outermost evaluation (the state cannot
+        # change inside it), so that asking the op table about a call, which looks at its
+        # operands again, stays linear in the depth of nested calls.
+        memo = getattr(self, "_memo", None)
+        top = memo is None
+        if top:
+            memo = self._memo = {}
         try:
-            return self._fact(node, state)
+            key = (id(node), id(state))
+            if key not in memo:
+                memo[key] = self._fact(node, state)
+            return memo[key]
         except RecursionError:
             return None
+        finally:
+            if top:
+                self._memo = None
 
     def _fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         if isinstance(node, cst.Name):
@@ -395,9 +408,9 @@ class Inference:
             return Scalar()
         if isinstance(op, (cst.Multiply, cst.Divide)):
             if lt is not None and scalar_r:
-                return self._derived(lt, lt.layout, None, [lt], elementwise=True)
+                return self._probed(node, state, lt) or self._derived(lt, lt.layout, None, [lt], elementwise=True)
             if rt is not None and scalar_l and isinstance(op, cst.Multiply):
-                return self._derived(rt, rt.layout, None, [rt], elementwise=True)
+                return self._probed(node, state, rt) or self._derived(rt, rt.layout, None, [rt], elementwise=True)
         if lt is None or rt is None:
             if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l):
                 return self._derived(lt, "strided", None, [lt])
@@ -409,6 +422,8 @@ class Inference:
         if isinstance(op, cst.Multiply) and (lt.is_sparse or rt.is_sparse) and None not in (lt.layout, rt.layout):
             sparse = lt if lt.is_sparse else rt
             return self._derived(sparse, sparse.layout, None, [lt, rt])
+        if isinstance(op, (cst.Add, cst.Subtract)) and lt.is_coo and rt.is_coo:
+            return self._probed(node, state, lt)
         return None
 
     def _call(self, node: cst.Call, state: State) -> Optional[Fact]:
@@ -513,6 +528,7 @@ class Inference:
                     value = fn([t.literal for t in tensors], dim)
                     if value is not None:
                         return _literal_tensor(value, tensors[0])
+                return self._probed(node, state, tensors[0] if tensors else None)
             return None
         if q in api.LIKE_FACTORIES:
             src = arg(node, 0, "input")
@@ -579,6 +595,8 @@ class Inference:
                 return None
             layout = "strided" if bt is not None and bt.layout == "strided" else "coo" if bt is not None and bt.is_sparse and q.startswith("torch.sparse") else None
             t = self._derived(at or bt, layout, None, [at, bt])
+            if layout == "coo" and at is not None and at.is_coo:
+                t = replace(t, coalesced=getattr(opcall.result_of(self._op_uses(node, state)), "coalesced", None))
             if layout == "coo" and at is not None and at.is_sparse:
                 t = replace(t, needs_sparse_grad=True).why(where, f"`{short}(sparse, sparse)` returns a sparse tensor whose backward needs a sparse gradient")
             return t
@@ -599,7 +617,35 @@ class Inference:
                 return self._derived(at, "strided", None, [at])
             t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
             return t.why(where, "`torch.sparse.sum(..., dim)` returns a sparse tensor whose backward needs a sparse gradient")
-        return None
+        first = arg(node, 0)
+        return self._probed(node, state, self.tensor(first, state) if first is not None else None)
+
+    def _probed(self, node, state: State, base: Optional[Tensor], fallback: Optional[bool] = None,
+                layout: Optional[str] = None) -> Optional[Tensor]:
+        """The result of an op on a sparse COO operand as the op table records it (layout and
+        coalescing); `fallback` is the coalescing to assume when the table does not say."""
+        if base is None or base.layout not in ("coo", "csr", "csc"):
+            return None
+        result = opcall.result_of(self._op_uses(node, state))
+        if result is not None and base.is_compressed and result.layout in ("csr", "csc"):
+            return self._derived(base, result.layout, None, [base], elementwise=True)  # `csr.t()` is CSC
+        if base.is_compressed or result is None or result.layout != "coo":
+            return self._derived(base, layout, fallback, [base], elementwise=True) if layout else None
+        t = self._derived(base, "coo", result.coalesced, [base], elementwise=True)
+        if result.coalesced is False:
+            t = t.why(node, f"`{_spelling(node, self.names)}` gives an uncoalesced result "
+                      f"(probed on torch {optable.active().version})")
+        return t
+
+    def _op_uses(self, node, state: State):
+        tensor = lambda n: self.tensor(n, state)  # noqa: E731
+        if isinstance(node, cst.Call):
+            return opcall.uses_of_call(node, self.names.qualify, tensor, optable.active().__contains__)
+        if isinstance(node, cst.BinaryOperation):
+            return opcall.uses_of_binary(node, tensor)
+        if isinstance(node, cst.AugAssign):
+            return opcall.uses_of_augassign(node, tensor)
+        return []
 
     def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
         """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
@@ -675,13 +721,13 @@ class Inference:
             coalesced = r.coalesced if method in api.COALESCE_PRESERVING else None
             if method in api.MAYBE_SELF and r.grad == LEAF:
                 return replace(r, grad=None, coalesced=coalesced)
-            return self._derived(r, r.layout, coalesced, [r], elementwise=True)
+            return self._probed(node, state, r, coalesced, r.layout) or self._derived(r, r.layout, coalesced, [r], elementwise=True)
         if method == "sum" and not node.args:
             return self._derived(r, "strided", None, [r])
         if method == "sum" and r.is_coo:
             t = self._derived(r, "coo", None, [r], origin="tensor-sum-dim")
             return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
-        return None
+        return self._probed(node, state, r)
 
     def _literal_method(self, value, method: str, node: cst.Call):
         ints = [literal(a.value) for a in node.args if a.keyword is None]
@@ -732,7 +778,12 @@ class Inference:
         elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
             self._bind(stmt.target, value_fact, out, stmt.value)
         elif isinstance(stmt, cst.AugAssign):
-            self._inplace_update(stmt.target, isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign)), stmt, out)
+            target, path = self.tensor(stmt.target, state), dotted(stmt.target)
+            after = self._probed(stmt, state, target)
+            if after is not None and path:
+                out.env[path] = replace(target, coalesced=after.coalesced, evidence=after.evidence)
+            else:
+                self._inplace_update(stmt.target, isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign)), stmt, out)
         elif isinstance(stmt, cst.Del):
             for el in _del_targets(stmt.target):
                 p = dotted(el)
@@ -912,6 +963,9 @@ class Inference:
                 state.env[recv_path] = self._tensor_method(recv, method, call, state, where)
             elif method == "retain_grad":
                 state.env[recv_path] = replace(recv, retains_grad=True)
+            elif recv.is_coo and method.endswith("_") and self._probed(call, state, recv) is not None:
+                after = self._probed(call, state, recv)
+                state.env[recv_path] = replace(recv, coalesced=after.coalesced, evidence=after.evidence)
             elif method in api.UNCOALESCING_UPDATES:
                 self._inplace_update(func.value, True, call, state)
             elif method == "to_dense":
@@ -961,6 +1015,17 @@ class Inference:
         bt = self.tensor(b, state) if b is not None else None
         if bt is not None and bt.requires_grad and self.grad_enabled:
             state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
+
+
+def _spelling(node, names: Names) -> str:
+    if isinstance(node, cst.Call):
+        q = names.qualify(node.func)
+        if q is not None:
+            return q
+        if isinstance(node.func, cst.Attribute):
+            return "." + node.func.attr.value + "()"
+    op = type(getattr(node, "operator", None)).__name__
+    return opcall.SYMBOLS.get(op.replace("Assign", ""), op) + ("=" if op.endswith("Assign") else "")
 
 
 def _calls_in(node: cst.CSTNode) -> list:

@@ -143,6 +143,11 @@ REJECTS_SPARSE_GRADS = {
     "Adamax": "Adamax", "NAdam": "NAdam", "RAdam": "RAdam", "ASGD": "ASGD", "Rprop": "Rprop",
     "Adafactor": "Adafactor",
 }
+# Optimizers that handle sparse gradients, except with `fused=True` (torch 2.13.0, 2.9.1).
+FUSED_REJECTS_SPARSE_GRADS = {
+    "SGD": "RuntimeError: `_fused_sgd` does not support sparse gradients",
+    "Adagrad": "RuntimeError: `fused` does not support sparse grad or complex param",
+}
 WEIGHT_DECAY_WITH_SPARSE = {
     "SGD": "RuntimeError: add(sparse, dense) is not supported. Use add(dense, sparse) instead.",
     "Adagrad": "RuntimeError: weight_decay option is not compatible with sparse gradients",
@@ -158,20 +163,9 @@ CLIP_FUNCTIONS = {
     "torch.nn.utils.clip_grad_norm": "aten::linalg_vector_norm",
     "torch.nn.utils.clip_grad_value_": "aten::clamp_min_",
     "torch.nn.utils.get_total_norm": "aten::linalg_vector_norm",
-    "torch.nn.utils.clip_grads_with_norm_": "aten::linalg_vector_norm",
 }
-# Ops with no kernel for a sparse COO tensor: method or function name -> the aten op named
-# in the NotImplementedError.
-NO_SPARSE_KERNEL = {
-    "clamp": "aten::clamp", "clamp_": "aten::clamp_", "clip": "aten::clamp", "clip_": "aten::clamp_",
-    "clamp_min": "aten::clamp_min", "clamp_min_": "aten::clamp_min_", "clamp_max": "aten::clamp_max",
-    "clamp_max_": "aten::clamp_max_", "max": "aten::max", "min": "aten::min",
-    "masked_fill": "aten::masked_fill", "masked_fill_": "aten::masked_fill_",
-    "isfinite": "aten::ne.Scalar",
-}
-COMPARISON_KERNELS = {"GreaterThan": "aten::gt.Scalar", "LessThan": "aten::lt.Scalar",
-                      "GreaterThanEqual": "aten::ge.Scalar", "LessThanEqual": "aten::le.Scalar",
-                      "Equal": "aten::eq.Scalar", "NotEqual": "aten::ne.Scalar"}
+# `clip_grads_with_norm_(params, max_norm, total_norm)` only scales (`mul_`), which works on
+# sparse gradients (torch 2.13.0, 2.9.1): not a clip function here.
 OPTIMIZER_TOKENS = ("torch.optim", "optim.")
 CLIP_TOKENS = ("clip_grad", "get_total_norm")
 
@@ -182,64 +176,5 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor
 SHAPE_FACTORIES = frozenset({"torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty"})
 LITERAL_METHODS = frozenset({"long", "int", "float", "double", "clone", "to", "contiguous", "cpu"})
 
-# Op tables. Each entry: name -> (what torch raises, torch versions it was verified on).
-# "catalog" entries are the hazards of ../shared/hazards (2.13.0 and 2.9.1); the others
-# were probed with 2.13.0 for this table.
-BOTH = ("2.13.0", "2.9.1")
-PROBED = ("2.13.0",)
-
-# Elementwise functions of a sparse tensor in a graph whose backward fails.
-NO_SPARSE_BACKWARD = {
-    "tanh": ("NotImplementedError: Could not run 'aten::tanh_backward' ... 'SparseCPU'", BOTH),
-    "sin": ("NotImplementedError: Could not run 'aten::cos' ... 'SparseCPU'", PROBED),
-    "sinh": ("NotImplementedError: Could not run 'aten::cosh' ... 'SparseCPU'", PROBED),
-    "erf": ("NotImplementedError: Could not run 'aten::exp' ... 'SparseCPU'", PROBED),
-    "erfinv": ("NotImplementedError: Could not run 'aten::exp' ... 'SparseCPU'", PROBED),
-    "sgn": ("NotImplementedError: Could not run 'aten::_efficientzerotensor' ... 'SparseCPU'", PROBED),
-    "expm1": ("RuntimeError: add(sparse, dense) is not supported", PROBED),
-    "atan": ("RuntimeError: add(sparse, dense) is not supported", PROBED),
-    "asin": ("RuntimeError: add(sparse, dense) is not supported", PROBED),
-    "tan": ("RuntimeError: add(sparse, dense) is not supported", PROBED),
-    "asinh": ("RuntimeError: add(sparse, dense) is not supported", PROBED),
-    "atanh": ("RuntimeError: memory format option is only supported by strided tensors", PROBED),
-    "sqrt": ("RuntimeError: Sparse division requires a scalar or zero-dim dense tensor divisor", PROBED),
-    "nan_to_num": ("NotImplementedError: Could not run 'aten::ne.Scalar' ... 'SparseCPU'", PROBED),
-    "norm": ("NotImplementedError: Could not run 'aten::masked_fill_.Scalar' ... 'SparseCPU'", BOTH),
-}
-# Ops with no kernel for a sparse COO tensor at all: they fail at the line.
-NO_SPARSE_FORWARD = {
-    "mean": ("NotImplementedError: Could not run 'aten::mean.dim' ... 'SparseCPU'", BOTH),
-    "std": ("NotImplementedError: Could not run 'aten::std.correction' ... 'SparseCPU'", PROBED),
-    "var": ("NotImplementedError: Could not run 'aten::var.correction' ... 'SparseCPU'", PROBED),
-    "median": ("NotImplementedError: Could not run 'aten::median' ... 'SparseCPU'", PROBED),
-    "argmax": ("NotImplementedError: Could not run 'aten::argmax' ... 'SparseCPU'", PROBED),
-    "cumsum": ("NotImplementedError: Could not run 'aten::cumsum' ... 'SparseCPU'", PROBED),
-    "prod": ("NotImplementedError: Could not run 'aten::prod' ... 'SparseCPU'", PROBED),
-    "amax": ("NotImplementedError: Could not run 'aten::amax' ... 'SparseCPU'", PROBED),
-    "logsumexp": ("NotImplementedError: Could not run 'aten::logsumexp.out' ... 'SparseCPU'", PROBED),
-    "view": ("NotImplementedError: Could not run 'aten::view' ... 'SparseCPU'", PROBED),
-    "reshape": ("RuntimeError: reshape is not implemented for sparse tensors", PROBED),
-    "flatten": ("RuntimeError: reshape is not implemented for sparse tensors", PROBED),
-    "sigmoid": ("NotImplementedError: Could not run 'aten::sigmoid' ... 'SparseCPU'", PROBED),
-    "exp": ("NotImplementedError: Could not run 'aten::exp' ... 'SparseCPU'", PROBED),
-    "log": ("NotImplementedError: Could not run 'aten::log' ... 'SparseCPU'", PROBED),
-    "cos": ("NotImplementedError: Could not run 'aten::cos' ... 'SparseCPU'", PROBED),
-    **{name: (f"NotImplementedError: Could not run '{op}' ... 'SparseCPU'", BOTH)
-       for name, op in NO_SPARSE_KERNEL.items()},
-}
-# Methods that exist only for a tensor of another layout: layout -> {method: error}.
-WRONG_LAYOUT_ACCESSORS = {
-    "compressed": {
-        "_values": "NotImplementedError: Could not run 'aten::_values' with arguments from the 'SparseCsrCPU' backend",
-        "_indices": "NotImplementedError: Could not run 'aten::_indices' with arguments from the 'SparseCsrCPU' backend",
-        "indices": "RuntimeError: indices expected sparse coordinate tensor layout but got SparseCsr",
-    },
-    "row": {  # CSR and BSR
-        "ccol_indices": "RuntimeError: ccol_indices expected sparse column compressed tensor layout but got SparseCsr",
-        "row_indices": "RuntimeError: row_indices expected sparse column compressed tensor layout but got SparseCsr",
-    },
-    "column": {  # CSC and BSC
-        "crow_indices": "RuntimeError: crow_indices expected sparse row compressed tensor layout but got SparseCsc",
-        "col_indices": "RuntimeError: col_indices expected sparse row compressed tensor layout but got SparseCsc",
-    },
-}
+# Which ops work on which sparse inputs, and what they return, is not listed here: it is
+# generated by asking torch (tools/probe_torch.py) and read through sparselint.optable.

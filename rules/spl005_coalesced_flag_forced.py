@@ -1,0 +1,100 @@
+"""
+## What it does
+Checks for `t._coalesced_(True)` on a sparse COO tensor built from literal indices that are
+out of order or repeat an entry. (`_coalesced_` is a private call that graph libraries use to
+skip a sort they believe is done.)
+
+## Why is this bad?
+`_coalesced_(True)` only sets the flag; it neither sorts nor merges the entries. Everything
+that trusts the flag then works on a scrambled matrix, silently: `coalesce()` returns the
+tensor as it is, `to_sparse_csr()` builds a wrong matrix, products and `values()` see the
+duplicates. (In an autograd graph, backward also raises `RuntimeError: derivative for
+aten::_coalesced_ is not implemented`; that is SPL502.)
+
+## Example
+```python
+t = torch.sparse_coo_tensor(torch.tensor([[2, 0, 0], [0, 1, 1]]), v, (3, 3))
+t._coalesced_(True)
+```
+
+## Use instead
+```python
+t = torch.sparse_coo_tensor(torch.tensor([[2, 0, 0], [0, 1, 1]]), v, (3, 3)).coalesce()
+```
+
+## Fix safety
+No fix: whether the real indices are sorted is only known at run time.
+
+## References
+- issue 11 (hazards still missing)
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint.rule import Rule
+from sparselint.tree import walk
+
+from ._common import method_call
+from ._construction import construction
+
+
+class CoalescedFlagForced(Rule):
+    code = "SPL005"
+    name = "coalesced-flag-forced"
+    error = "no error: later ops use unsorted or duplicate entries as if coalesced"
+    when = "silent"
+    hazards = ("issue-11",)
+    prefilter = ("_coalesced_",)
+    valid = (
+        "import torch\nt = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))\n"
+        "t._coalesced_(True)\n",
+        "import torch\nt = torch.sparse_coo_tensor(torch.tensor([[1, 0], [0, 1]]), torch.ones(2), (2, 2))\n"
+        "t = t.coalesce()\nt._coalesced_(True)\n",
+    )
+    invalid = (
+        "import torch\nt = torch.sparse_coo_tensor(torch.tensor([[1, 0], [0, 1]]), torch.ones(2), (2, 2))\n"
+        "t._coalesced_(True)  # SPL005\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        mc = method_call(node)
+        if mc is None or mc[1] != "_coalesced_" or not isinstance(mc[0], cst.Name) or len(node.args) != 1:
+            return
+        flag = node.args[0].value
+        if not (isinstance(flag, cst.Name) and flag.value == "True"):
+            return
+        t = ctx.tensor(mc[0])
+        if t is None or not t.is_coo or t.coalesced is not False or t.origin != "constructor":
+            return
+        entries = _literal_entries(mc[0].value, node, ctx)
+        if entries is None:
+            return
+        duplicate = len(set(entries)) != len(entries)
+        if not duplicate and entries == sorted(entries):
+            return
+        what = "repeats an entry" if duplicate else "is not in sorted order"
+        ctx.report(self, node, f"`{mc[0].value}._coalesced_(True)` marks it coalesced, but its index list {what}: "
+                   "`coalesce()`, CSR conversion and products then silently work on a scrambled matrix",
+                   evidence=t.evidence, suggestion=f"`{mc[0].value} = {mc[0].value}.coalesce()`")
+
+
+def _literal_entries(name: str, at: cst.CSTNode, ctx):
+    """The (row, col, ...) entries of the literal indices `name` was last built from before
+    `at` in this scope, if that was a `torch.sparse_coo_tensor` call with literal indices."""
+    found = None
+    for n in walk(ctx.scope.node, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if n is at:
+            break
+        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                and n.targets[0].target.value == name:
+            found = n.value if isinstance(n.value, cst.Call) else None
+    if found is None:
+        return None
+    c = construction(found, ctx)
+    if c is None or c.indices is None or c.indices.literal is None:
+        return None
+    rows = c.indices.literal
+    if not rows or not all(isinstance(r, tuple) and len(r) == len(rows[0]) for r in rows):
+        return None
+    return list(zip(*rows))

@@ -1,0 +1,66 @@
+"""
+## What it does
+Checks for an embedding with sparse gradients that also scales its gradient by word
+frequency: `nn.Embedding(..., sparse=True, scale_grad_by_freq=True)`, the same on
+`nn.EmbeddingBag`, `Embedding.from_pretrained`, and `F.embedding(..., sparse=True,
+scale_grad_by_freq=True)`.
+
+## Why is this bad?
+The forward runs; the first backward raises `RuntimeError: embedding_backward:
+scale_grad_by_freq not supported with sparse gradients` (torch 2.13.0 and 2.9.1).
+
+## Example
+```python
+emb = nn.Embedding(vocab, dim, sparse=True, scale_grad_by_freq=True)
+```
+
+## Use instead
+```python
+emb = nn.Embedding(vocab, dim, sparse=True)  # or scale_grad_by_freq with dense gradients
+```
+
+## Fix safety
+No fix: dropping either option changes the training.
+
+## References
+- issue 11 (hazards still missing)
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from sparselint import torchapi as api
+from sparselint.inference import arg, literal
+from sparselint.rule import Rule
+
+_TARGETS = set(api.EMBEDDINGS) | set(api.FUNCTIONAL_EMBEDDINGS)
+
+
+class SparseEmbeddingScaleGradByFreq(Rule):
+    code = "SPL508"
+    name = "sparse-embedding-scale-grad-by-freq"
+    error = "RuntimeError: embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+    when = "backward"
+    hazards = ("issue-11",)
+    prefilter = ("scale_grad_by_freq",)
+    valid = (
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n",
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, scale_grad_by_freq=True)\n",
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True, scale_grad_by_freq=False)\n",
+    )
+    invalid = (
+        "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True, scale_grad_by_freq=True)  # SPL508\n",
+        "import torch.nn.functional as F\ny = F.embedding(i, w, sparse=True, scale_grad_by_freq=True)  # SPL508\n",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        q = ctx.qualname(node.func)
+        if q not in _TARGETS:
+            return
+        if literal(arg(node, None, "sparse")) is not True or literal(arg(node, None, "scale_grad_by_freq")) is not True:
+            return
+        if q.endswith("from_pretrained") and literal(arg(node, None, "freeze")) is not False:
+            return  # frozen: no gradient, no backward through the weight
+        ctx.report(self, node, "sparse gradients with `scale_grad_by_freq=True`: the first backward raises "
+                   "`RuntimeError: embedding_backward: scale_grad_by_freq not supported with sparse gradients`",
+                   suggestion="drop `scale_grad_by_freq`, or use dense gradients (`sparse=False`)")

@@ -1,0 +1,294 @@
+"""From a call site to the op-table entry that answers for it.
+
+Every spelling of an op reaches the entry torch itself dispatches: `torch.add(s, d)` is
+`torch.add` in form `x,dense`, `s.add(d)` is `Tensor.add`, `s + d` is `Tensor.__add__`,
+`d + s` is `Tensor.__add__` in form `dense,x`, `2 * s` is `Tensor.__rmul__`, `s += d` is
+`Tensor.__iadd__`, `s > 0` is `Tensor.__gt__`, `-s` is `Tensor.__neg__`, `s[0]` is
+`Tensor.__getitem__`, `F.softmax(s, dim=1)` is `torch.nn.functional.softmax` in form `x,dim`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import libcst as cst
+
+from .facts import Tensor
+from .optable import AUGMENTED_DUNDERS, BINARY_DUNDERS, COMPARISON_DUNDERS
+
+# Keywords that, when given, can make an op skip its work (`F.dropout(x, training=False)`
+# returns `x`): a call with one of them is never judged from the op's other forms.
+_SKIPPING_KEYWORDS = frozenset({"training", "inplace", "out"})
+
+
+@dataclass(frozen=True)
+class OpUse:
+    op: str  # the table entry
+    form: Optional[str]  # None when the arguments match no probed form
+    subject: cst.BaseExpression  # the sparse operand the entry is about
+    fact: Tensor
+    other: Optional[Tensor] = None  # a sparse second operand (form `x,x`)
+    spelled: str = ""  # how the call site spells the op, for messages
+    fallback_ok: bool = False  # no keyword that could make the op skip its work
+    also: tuple[str, ...] = ()  # other probed forms the call may equally be (a float: 0.5 or 2.0)
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return (self.form,) + self.also if self.form else ()
+
+
+def _number(node) -> Optional[str]:
+    """The probed stand-in for a literal: "0", "int" (1), "2" (any int from 2 up), "-1",
+    "float" or "bool"; None for other negative ints, whose meaning (a dim, an exponent)
+    the probe has no value for."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        if isinstance(node.expression, cst.Integer):
+            return "-1" if _int(node.expression) == 1 else None
+        node = node.expression
+    if isinstance(node, cst.Integer):
+        value = _int(node)
+        return None if value is None else "0" if value == 0 else "int" if value == 1 else "2"
+    if isinstance(node, cst.Float):
+        return "float"
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return "bool"
+    return None
+
+
+def _int(node: cst.Integer) -> Optional[int]:
+    try:
+        return int(node.value.replace("_", ""), 0)
+    except ValueError:
+        return None
+
+
+def _operand_form(node, fact: Optional[Tensor], subject: Tensor) -> Optional[str]:
+    kind = _number(node)
+    if kind is not None:
+        return kind
+    if fact is None or fact.layout is None:
+        return None
+    if fact.layout == "strided":
+        return "dense"
+    if fact.layout == subject.layout:
+        return "x"
+    return None
+
+
+def form_of(rest: list, keywords: dict, tensor, subject: Tensor) -> tuple[Optional[str], Optional[Tensor]]:
+    """The probed form of a call given its arguments after the subject, and a sparse second
+    operand when there is one."""
+    names = set(keywords)
+    if names - {"dim", "keepdim"}:
+        return None, None
+    if "dim" in names:
+        if rest or _number(keywords["dim"]) not in ("int", "-1"):
+            return None, None
+        if "keepdim" in names:
+            keep = keywords["keepdim"]
+            return ("x,dim,keepdim" if isinstance(keep, cst.Name) and keep.value == "True" else None), None
+        return "x,dim", None
+    if "keepdim" in names:
+        return None, None
+    if not rest:
+        return "x", None
+    facts = [tensor(a) if _number(a) is None else None for a in rest]
+    parts = [_operand_form(a, f, subject) for a, f in zip(rest, facts)]
+    if len(rest) == 1 and parts[0] is not None:
+        form = "x," + parts[0]
+        return form, facts[0] if parts[0] == "x" else None
+    if len(rest) == 2:
+        if all(p in ("0", "int", "2", "-1") for p in parts):
+            return "x,int,int", None
+        if parts == ["dense", "dense"]:
+            return "x,dense,dense", None
+        if parts[0] == "0" and facts[1] is not None and facts[1].layout == "strided":
+            return "x,0,index", None
+    return None, None
+
+
+def _split(call: cst.Call):
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    starred = any(a.star for a in call.args)
+    return positional, keywords, starred
+
+
+def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table: Callable[[str], bool]) -> list[OpUse]:
+    """The sparse operands of a call and the entry for each (usually one)."""
+    positional, keywords, starred = _split(call)
+    if starred:
+        return []
+    fallback_ok = not (set(keywords) & _SKIPPING_KEYWORDS)
+    q = qualname(call.func)
+    if q is not None:
+        op = q
+        if not in_table(op) or not positional:
+            return []
+        spelled = "`" + q.replace("torch.nn.functional.", "F.") + "`"
+        first = positional[0]
+        if isinstance(first, (cst.List, cst.Tuple)) and first.elements and len(positional) == 1 and not keywords:
+            items = [tensor(el.value) for el in first.elements]
+            if all(t is not None and t.is_sparse for t in items) and len({t.layout for t in items}) == 1:
+                return [OpUse(op, "[x,x]", first.elements[0].value, _join_items(items), spelled=spelled)]
+            return []
+        ft = tensor(first)
+        if ft is not None and ft.is_sparse:
+            form, other = form_of(positional[1:], keywords, tensor, ft)
+            return [OpUse(op, form, first, ft, other, spelled, fallback_ok)]
+        if ft is not None and ft.layout == "strided" and len(positional) in (2, 3) and not keywords:
+            st = tensor(positional[1])
+            if st is not None and st.is_sparse:
+                if len(positional) == 2:
+                    return [OpUse(op, "dense,x", positional[1], st, spelled=spelled)]
+                third = tensor(positional[2])
+                if third is not None and third.layout == "strided":
+                    return [OpUse(op, "dense,x,dense", positional[1], st, spelled=spelled)]
+        return []
+    if not isinstance(call.func, cst.Attribute):
+        return []
+    method = call.func.attr.value
+    op = "Tensor." + method
+    if not in_table(op):
+        return []
+    receiver = call.func.value
+    rt = tensor(receiver)
+    if rt is None:
+        return []
+    spelled = f"`.{method}()`"
+    if rt.is_sparse:
+        form, other = form_of(positional, keywords, tensor, rt)
+        return [OpUse(op, form, receiver, rt, other, spelled, fallback_ok)]
+    if rt.layout == "strided" and len(positional) == 1 and not keywords:
+        st = tensor(positional[0])
+        if st is not None and st.is_sparse:
+            return [OpUse(op, "dense,x", positional[0], st, spelled=spelled)]
+    return []
+
+
+def _join_items(items: list[Tensor]) -> Tensor:
+    """The fact that answers for a list of sparse tensors of one layout: coalesced only when
+    every item is."""
+    first = items[0]
+    coalesced = True if all(t.coalesced is True for t in items) else (
+        False if any(t.coalesced is False for t in items) else None)
+    from dataclasses import replace
+    return replace(first, coalesced=coalesced)
+
+
+def _scalar_or_tensor(node, tensor) -> tuple[Optional[str], Optional[Tensor]]:
+    kind = _number(node)
+    if kind is not None:
+        return kind, None
+    return None, tensor(node)
+
+
+def uses_of_binary(node: cst.BinaryOperation, tensor: Callable) -> list[OpUse]:
+    name = BINARY_DUNDERS.get(type(node.operator).__name__)
+    if name is None:
+        return []
+    symbol = SYMBOLS.get(type(node.operator).__name__, name)
+    lt = tensor(node.left)
+    if lt is not None and lt.is_sparse:
+        kind, rt = _scalar_or_tensor(node.right, tensor)
+        form = _operand_form(node.right, rt, lt)
+        if form is None:
+            return []
+        return [OpUse(f"Tensor.__{name}__", "x," + form, node.left, lt, rt if form == "x" else None, f"`{symbol}`")]
+    rt = tensor(node.right)
+    if rt is None or not rt.is_sparse:
+        return []
+    if lt is not None and lt.layout == "strided":
+        return [OpUse(f"Tensor.__{name}__", "dense,x", node.right, rt, spelled=f"`{symbol}`")]
+    kind = _number(node.left)
+    if kind is not None:
+        return [OpUse(f"Tensor.__r{name}__", "x," + kind, node.right, rt, spelled=f"`{symbol}`")]
+    return []
+
+
+def uses_of_augassign(node: cst.AugAssign, tensor: Callable) -> list[OpUse]:
+    name = AUGMENTED_DUNDERS.get(type(node.operator).__name__)
+    if name is None:
+        return []
+    t = tensor(node.target)
+    if t is None or not t.is_sparse:
+        return []
+    kind, vt = _scalar_or_tensor(node.value, tensor)
+    form = _operand_form(node.value, vt, t)
+    if form is None:
+        return []
+    symbol = SYMBOLS.get(type(node.operator).__name__[: -len("Assign")], name) + "="
+    return [OpUse(f"Tensor.__i{name}__", "x," + form, node.target, t, vt if form == "x" else None, f"`{symbol}`")]
+
+
+def uses_of_comparison(node: cst.Comparison, tensor: Callable) -> list[OpUse]:
+    if len(node.comparisons) != 1:
+        return []
+    name = COMPARISON_DUNDERS.get(type(node.comparisons[0].operator).__name__)
+    t = tensor(node.left)
+    if name is None or t is None or not t.is_sparse:
+        return []
+    right = node.comparisons[0].comparator
+    kind, rt = _scalar_or_tensor(right, tensor)
+    form = _operand_form(right, rt, t)
+    if form is None:
+        return []
+    return [OpUse(f"Tensor.__{name}__", "x," + form, node.left, t, rt if form == "x" else None, "a comparison")]
+
+
+def uses_of_unary(node: cst.UnaryOperation, tensor: Callable) -> list[OpUse]:
+    name = {"Minus": "neg", "BitInvert": "invert"}.get(type(node.operator).__name__)
+    t = tensor(node.expression) if name else None
+    if t is None or not t.is_sparse:
+        return []
+    return [OpUse(f"Tensor.__{name}__", "x", node.expression, t, spelled="unary `-`" if name == "neg" else "`~`")]
+
+
+def uses_of_subscript(node: cst.Subscript, tensor: Callable) -> list[OpUse]:
+    t = tensor(node.value)
+    if t is None or not t.is_sparse:
+        return []
+    form = None
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        kind = _number(node.slice[0].slice.value)
+        form = "x," + kind if kind in ("0", "int", "2", "-1") else None
+    return [OpUse("Tensor.__getitem__", form, node.value, t, spelled="indexing", fallback_ok=True)]
+
+
+SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
+            "Power": "**", "MatrixMultiply": "@", "BitAnd": "&", "BitOr": "|", "BitXor": "^",
+            "LeftShift": "<<", "RightShift": ">>"}
+
+
+def with_alternatives(uses: list[OpUse]) -> list[OpUse]:
+    """A float literal is probed as 0.5 and as 2.0; a call with any float is judged only where
+    both agree (`s ** 0.5` and `s ** 2.0` differ in backward)."""
+    from dataclasses import replace
+    return [replace(u, also=(u.form.replace("float", "2.0"),)) if u.form and u.form.endswith(",float") else u
+            for u in uses]
+
+
+def joined(use: OpUse) -> Tensor:
+    """The fact whose kind answers for a use: for `x,x` the two operands joined, coalesced
+    only when both are."""
+    from dataclasses import replace
+    t = use.fact
+    if use.other is not None and t.layout == "coo":
+        a, b = t.coalesced, use.other.coalesced
+        t = replace(t, coalesced=True if a is True and b is True else False if False in (a, b) else None)
+    return t
+
+
+def result_of(uses: list[OpUse]):
+    """What the table says the op gives for its sparse operand (its layout and, for COO,
+    whether it is coalesced), or None when the table does not know or the kinds disagree."""
+    from . import optable
+    if not uses or uses[0].form is None:
+        return None
+    use = with_alternatives(uses)[0]
+    kinds = optable.kind_of(joined(use))
+    if not kinds:
+        return None
+    table = optable.active()
+    out = optable.agreed(table, use.op, use.forms, kinds)
+    return out if out is not None and out.works else None

@@ -222,7 +222,7 @@ class Calls:
             bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)
-            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled)
+            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(call))
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()})
@@ -233,7 +233,7 @@ class Calls:
             # a call from module code sees the module's facts as they are now; a call from a
             # function sees the module's stable ones, as that function does
             outer = state.env if inf is self.walker.module_inference else inf.outer
-            result = self._analyse(target.node, bound, outer, inf.grad_enabled)
+            result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(call))
         if result is None:
             return None
         outcome = Outcome()
@@ -435,10 +435,10 @@ class Calls:
         return self._rebound[node]
 
     def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],
-                 grad: bool = True) -> Optional[_Result]:
+                 grad: bool = True, backward_after: bool = False) -> Optional[_Result]:
         w = self.walker
         try:
-            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad)
+            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after)
             hash(key)
         except TypeError:
             key = None
@@ -451,7 +451,7 @@ class Calls:
                 initial[f"{name}.{attr}"] = sub
         _ACTIVE.append(node)
         try:
-            final, returns = w.callee(node, initial, outer, grad)
+            final, returns = w.callee(node, initial, outer, grad, backward_after)
         finally:
             _ACTIVE.pop()
         returned = None

@@ -52,6 +52,8 @@ class Context:
         self.dependencies: set[str] = set()
         # names bound to functions of other project modules whose source holds a token
         self.imported: frozenset[str] = frozenset()
+        # the function being analysed was called at a point that a backward call follows
+        self.backward_after_call = False
         self._module_for_code = cst.Module(body=[])
 
     # -- positions and code ------------------------------------------------------------
@@ -154,6 +156,8 @@ class Context:
     def backward_follows(self, node: cst.CSTNode, subject: Optional[cst.BaseExpression] = None) -> bool:
         """A backward call comes later in this scope, or in a loop around this statement that
         does not rebuild `subject` on each iteration."""
+        if self.backward_after_call:
+            return True  # inside a callee whose caller runs backward after the call
         root = (dotted(subject) or "").split(".")[0] if subject is not None else ""
         for loop in self.loops:
             if self.loop_has_backward(loop) and not (root and root in self.assigned_in(loop)):

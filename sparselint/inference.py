@@ -158,7 +158,7 @@ class Inference:
     def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
         """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
         q = self.names.qualify(func)
-        if q is None and isinstance(func, (cst.Name, cst.Attribute)):
+        if q is None and isinstance(func, (cst.Name, cst.Attribute, cst.Subscript)):
             fact = self.fact(func, state)
             if isinstance(fact, Callee) and not fact.local:
                 return fact.target
@@ -212,7 +212,7 @@ class Inference:
             if isinstance(base, Tensor) and base.layout == "strided":
                 return self._derived(base, "strided", None, [base])
             if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
-                key = literal(getattr(node.slice[0].slice, "value", None))
+                key = self.value(getattr(node.slice[0].slice, "value", None), state)
                 return attr_of(base.attrs, key) if isinstance(key, str) else None
             return None
         if isinstance(node, (cst.List, cst.Tuple)):

@@ -130,17 +130,18 @@ class Walker:
         return final
 
     def callee(self, node: cst.FunctionDef, initial: dict[str, Fact], outer: dict[str, Fact],
-               grad_enabled: bool = True):
+               grad_enabled: bool = True, backward_after: bool = False):
         """Analyse a function for one call site: the facts at its end (joined with those at
         each `return`) and the facts it returns. The caller's position is kept; a call made
         under `torch.no_grad()` runs its callee without grad."""
         ctx = self.ctx
-        saved = (ctx.loops, ctx.statement, ctx.line_node, ctx.state)
+        saved = (ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call)
         ctx.loops = []
+        ctx.backward_after_call = backward_after
         try:
             return self._body(node, outer, initial, False, grad_enabled)
         finally:
-            ctx.loops, ctx.statement, ctx.line_node, ctx.state = saved
+            ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
 
     def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool, grad_enabled: bool = True):
         params = parameters_of(node)

@@ -124,9 +124,9 @@ def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
     seen = []
     original = calls.Calls._analyse
 
-    def counting(self, node, bound, outer, grad=True):
+    def counting(self, node, bound, outer, grad=True, backward_after=False):
         seen.append(node.name.value)
-        return original(self, node, bound, outer, grad)
+        return original(self, node, bound, outer, grad, backward_after)
 
     monkeypatch.setattr(calls.Calls, "_analyse", counting)
     codes("""

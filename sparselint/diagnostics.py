@@ -16,13 +16,14 @@ class Evidence:
     column: int
     text: str
     node: object = field(default=None, compare=False, repr=False)
+    cell: Optional[int] = None  # notebook cell (1-based); the line is then in the cell
 
     @classmethod
     def at(cls, node, text: str) -> "Evidence":
         return cls(0, 0, text, node)
 
     def to_json(self) -> dict:
-        return {"line": self.line, "column": self.column, "message": self.text}
+        return {"line": self.line, "column": self.column, "cell": self.cell, "message": self.text}
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ def _codes(m: re.Match) -> frozenset[str]:
 class Suppressions:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)
     file: frozenset[str] = frozenset()
+    # line of a directive after a multi-line string -> the first line of that string
+    covers: dict[int, int] = field(default_factory=dict)
 
     def suppresses(self, code: str, line: int) -> bool:
         if ALL in self.file or code in self.file:
@@ -44,6 +46,26 @@ def _comments(source: str):
                 yield n, line[i:]
 
 
+def string_spans(source: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every string that spans lines, f-strings included."""
+    spans = []
+    starts: list[int] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            name = tokenize.tok_name.get(tok.type, "")
+            if name == "FSTRING_START":
+                starts.append(tok.start[0])
+            elif name == "FSTRING_END" and starts:
+                first = starts.pop()
+                if tok.end[0] > first:
+                    spans.append((first, tok.end[0]))
+            elif tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                spans.append((tok.start[0], tok.end[0]))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return spans
+
+
 def parse(source: str) -> Suppressions:
     sup = Suppressions()
     if "noqa" not in source.lower():
@@ -57,6 +79,14 @@ def parse(source: str) -> Suppressions:
         m = _LINE.search(comment)
         if m:
             sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
+    # A directive after a multi-line string covers every line of the string (as in ruff),
+    # since no comment can be written inside it.
+    for first, last in string_spans(source) if sup.lines else ():
+        codes = sup.lines.get(last)
+        if codes:
+            sup.covers[last] = min(first, sup.covers.get(last, first))
+            for line in range(first, last):
+                sup.lines[line] = sup.lines.get(line, frozenset()) | codes
     sup.file = frozenset(file_codes)
     return sup
 
@@ -69,8 +99,11 @@ def unused(source: str, path: str, raw, kind: tuple[str, str]):
     for d in raw:
         hits.setdefault(d.line, set()).add(d.code)
     out = []
+    covered = {line for last, first in sup.covers.items() for line in range(first, last)}
     for line, codes in sorted(sup.lines.items()):
-        found = hits.get(line, set())
+        if line in covered and line not in sup.covers:
+            continue  # no directive written here: it is the one after the string
+        found = set().union(*(hits.get(n, set()) for n in range(sup.covers.get(line, line), line + 1)))
         if ALL in codes:
             stale = [] if found else ["noqa"]
         else:

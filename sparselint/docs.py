@@ -13,10 +13,29 @@ from .rule import all_rules
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 
 
+def fix_applicability(rule) -> str:
+    """What the rule's fixes really are, read from the fixes it makes on its own examples and
+    bad fixtures: "safe", "unsafe", or "safe or unsafe" when that depends on the code."""
+    import glob
+    import os
+    from .config import Settings
+    from .engine import check_text
+    if not rule.fix_title:
+        return ""
+    sources = list(rule.invalid)
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", rule.code)
+    for path in sorted(glob.glob(os.path.join(folder, "*_bad.py"))):
+        with open(path, encoding="utf-8") as fh:
+            sources.append(fh.read())
+    kinds = {d.fix.applicability for text in sources for d in check_text(text, "example.py", Settings())[0]
+             if d.code == rule.code and d.fix is not None}
+    return " or ".join(k for k in ("safe", "unsafe") if k in kinds) or "unsafe"
+
+
 def rule_table() -> str:
     rows = ["| code | name | what fails | when | fix |", "|---|---|---|---|---|"]
     for r in all_rules():
-        fix = "safe" if r.fix_title and "Unsafe" not in r.doc() else ("unsafe" if r.fix_title else "")
+        fix = fix_applicability(r)
         error = r.error.replace("|", "\\|")
         rows.append(f"| {r.code} | {r.name} | `{error}` | {r.when} | {fix} |")
     return "\n".join(rows)

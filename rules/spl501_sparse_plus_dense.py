@@ -24,7 +24,7 @@ author wrote it, and coalesces the sum (a sum of sparse tensors is uncoalesced, 
 non-zeros, the result is a sparse tensor that may be large.
 
 ## References
-- hazard 26
+- hazard 26 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ No fix: whether implicit zeros count (mean over all entries or over the stored o
 author's call.
 
 ## References
-- hazard 37
+- hazard 37 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

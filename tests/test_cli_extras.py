@@ -107,3 +107,19 @@ def test_short_version_and_top_level_help(cli):
     assert r.returncode == 0 and r.stdout.startswith("sparselint, version ")
     r = cli("--help")
     assert r.returncode == 0 and "`sparselint PATH...` is short for `sparselint check PATH...`" in " ".join(r.stdout.split())
+
+
+def test_readme_documents_every_option_and_engine_code(cli):
+    import re
+    from conftest import ROOT
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    help_lines = [l.strip() for l in cli("check", "--help").stdout.splitlines() if l.strip().startswith("-")]
+    options = {o for l in help_lines for o in re.findall(r"(--[a-z][a-z-]+|-[a-zA-Z])\b", l.split("  ")[0])}
+    assert {"-q", "--file-timeout", "--stdin-filename"} <= options
+    missing = sorted(o for o in options - {"-h", "--help"} if f"`{o}" not in readme and f"/{o}`" not in readme
+                     and f"{o}`" not in readme)
+    assert not missing, missing
+    for code in ("SPL900", "SPL901", "SPL902", "SPL903", "SPL904", "SPL905"):
+        assert f"`{code}`" in readme or code in readme, code
+    assert "`-V`" in readme or "sparselint -V" in readme

@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 from . import gitignore
 
@@ -63,12 +63,17 @@ def _force_excluded(path: str, scope: Scope) -> bool:
     return any(_default_excluded(p) for p in rel.split(os.sep) if p not in (os.curdir, os.pardir))
 
 
-def discover(paths: list[str], scope_for: Callable[[str], Scope] = lambda d: Scope(),
-             force_exclude: bool = False) -> Discovery:
-    """Files under the named paths. `scope_for(folder)` gives the exclusions of a folder.
+def discover(paths: list[str], scope_for: Optional[Callable[[str], Scope]] = None,
+             force_exclude: bool = False, *, exclude: tuple[str, ...] = (), root: str = "",
+             respect_gitignore: bool = True) -> Discovery:
+    """Files under the named paths. `scope_for(folder)` gives the exclusions of a folder
+    (without it, `exclude`, `root` and `respect_gitignore` apply everywhere).
 
     A file named on the command line is checked unless --force-exclude excludes it; .gitignore
     applies to what is found beneath a named folder, never to the named path itself."""
+    if scope_for is None:
+        fixed = Scope(tuple(exclude), root, respect_gitignore)
+        scope_for = lambda folder: fixed  # noqa: E731
     found = Discovery()
     seen: set[str] = set()
 

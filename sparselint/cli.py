@@ -12,12 +12,12 @@ import click
 from . import __version__
 from . import noqa, output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
-from .diagnostics import INTERNAL_ERROR, READ_ERROR
+from .diagnostics import INTERNAL_ERROR
 from .discovery import Scope, discover
 from .engine import check_bytes, check_notebook, write_fixed
 from .cache import Cache, default_directory
 from .parallel import check_files
-from .rule import all_rules, doc_sections, rule_by_code
+from .rule import all_rules, rule_by_code
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

@@ -90,10 +90,9 @@ def unmask(text: str, masked: dict[int, str]) -> str:
 
 def _parse_problem(text: str) -> Optional[tuple[int, str]]:
     try:
-        ast.parse(text, type_comments=False, feature_version=None)
+        # a kernel runs top-level `await`
+        compile(text, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     except SyntaxError as exc:
-        if "await" in str(exc.msg) or "outside async function" in str(exc.msg):
-            return None  # a kernel runs top-level await
         return (exc.lineno or 1, exc.msg)
     except (ValueError, RecursionError) as exc:
         return (1, str(exc))

@@ -33,37 +33,43 @@ class Suppressions:
         return codes is not None and (ALL in codes or code in codes)
 
 
-def _comments(source: str):
+def _scan(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
+    """The comments (line, text) and the multi-line string spans of a source, in one pass."""
+    comments: list[tuple[int, str]] = []
+    spans: list[tuple[int, int]] = []
+    starts: list[int] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.string
+            kind = tok.type
+            if kind == tokenize.COMMENT:
+                comments.append((tok.start[0], tok.string))
+            elif kind == tokenize.STRING:
+                if tok.end[0] > tok.start[0]:
+                    spans.append((tok.start[0], tok.end[0]))
+            elif kind == _FSTRING_START:
+                starts.append(tok.start[0])
+            elif kind == _FSTRING_END and starts:
+                first = starts.pop()
+                if tok.end[0] > first:
+                    spans.append((first, tok.end[0]))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         # Fall back to a plain scan; a `# noqa` inside a string may then count.
+        comments = []
         for n, line in enumerate(split_lines(source), 1):
             i = line.find("#")
             if i >= 0:
-                yield n, line[i:]
+                comments.append((n, line[i:]))
+    return comments, spans
+
+
+# Python 3.12 splits f-strings into tokens; before, an f-string is one STRING token.
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
 def string_spans(source: str) -> list[tuple[int, int]]:
     """(first line, last line) of every string that spans lines, f-strings included."""
-    spans = []
-    starts: list[int] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            name = tokenize.tok_name.get(tok.type, "")
-            if name == "FSTRING_START":
-                starts.append(tok.start[0])
-            elif name == "FSTRING_END" and starts:
-                first = starts.pop()
-                if tok.end[0] > first:
-                    spans.append((first, tok.end[0]))
-            elif tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
-                spans.append((tok.start[0], tok.end[0]))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return spans
+    return _scan(source)[1]
 
 
 def parse(source: str) -> Suppressions:
@@ -71,7 +77,8 @@ def parse(source: str) -> Suppressions:
     if "noqa" not in source.lower():
         return sup
     file_codes: set[str] = set()
-    for line, comment in _comments(source):
+    comments, spans = _scan(source)
+    for line, comment in comments:
         fm = _FILE.search(comment)
         if fm:
             file_codes |= _codes(fm)
@@ -81,7 +88,7 @@ def parse(source: str) -> Suppressions:
             sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
     # A directive after a multi-line string covers every line of the string (as in ruff),
     # since no comment can be written inside it.
-    for first, last in string_spans(source) if sup.lines else ():
+    for first, last in spans if sup.lines else ():
         codes = sup.lines.get(last)
         if codes:
             sup.covers[last] = min(first, sup.covers.get(last, first))

@@ -32,7 +32,7 @@ name that may be written later, no safe fix exists: the write would land in the 
 copy that `coalesce()` returns. Those get the suggestion only (an unsafe fix for a bound name).
 
 ## References
-- hazards 01, 02, 03, 04, 47
+- hazards 01, 02, 03, 04, 47 of the catalog in `docs/hazards.md`
 - https://pytorch.org/docs/stable/sparse.html#uncoalesced-sparse-coo-tensors
 """
 from __future__ import annotations

@@ -30,7 +30,7 @@ through `.coalesce()` of a tensor in an autograd graph get no fix (assigning it 
 turn the edit into an in-place write on a graph tensor, SPL101).
 
 ## References
-- hazard 14
+- hazard 14 of the catalog in `docs/hazards.md`
 - https://pytorch.org/docs/stable/generated/torch.Tensor.coalesce.html
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ not change the gradient it represents), so the edit then applies per index. No f
 offered for other tensors.
 
 ## References
-- hazard 13
+- hazard 13 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

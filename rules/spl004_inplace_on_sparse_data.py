@@ -31,7 +31,7 @@ parameter, where dropping `.data` would be an in-place op on a leaf (SPL103); wr
 update in `torch.no_grad()` instead.
 
 ## References
-- hazard 53
+- hazard 53 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ t = torch.sparse_coo_tensor(torch.tensor([[2, 0, 0], [0, 1, 1]]), v, (3, 3)).coa
 No fix: whether the real indices are sorted is only known at run time.
 
 ## References
-- issue 11 (hazards still missing)
+- the bad and good fixtures in `fixtures/SPL005/`, proven under torch
 """
 from __future__ import annotations
 

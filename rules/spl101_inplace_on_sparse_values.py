@@ -30,7 +30,7 @@ or, for an edit that must not be tracked, `with torch.no_grad(): s.values()[1] +
 No fix: an out-of-place rebuild depends on what the write means.
 
 ## References
-- hazards 05, 06, 38, 48
+- hazards 05, 06, 38, 48 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

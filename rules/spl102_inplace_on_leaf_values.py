@@ -27,7 +27,7 @@ autograd. That is right for a manual parameter update and wrong if the edit was 
 differentiated through; then rebuild the tensor out of place instead.
 
 ## References
-- hazard 09
+- hazard 09 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ step means, but it also hides the op from autograd, which is wrong if the update
 to be differentiated through.
 
 ## References
-- hazard 10
+- hazard 10 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

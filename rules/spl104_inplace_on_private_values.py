@@ -27,7 +27,7 @@ s = torch.sparse_coo_tensor(i, v * 2, size)
 No fix: the out-of-place rebuild needs the tensor's constructor arguments.
 
 ## References
-- hazard 07
+- hazard 07 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ Unsafe: the fix rebinds the name to an out-of-place result (`s = s.mul(2)`). Oth
 that alias the old tensor no longer see the change.
 
 ## References
-- hazards 08, 44
+- hazards 08, 44 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ or concatenate the new indices and values and build a new sparse tensor.
 No fix: densifying may not fit in memory, and the right rewrite depends on the data.
 
 ## References
-- hazard 11
+- hazard 11 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ with torch.no_grad():
 No fix: moving statements across a backward changes what the program computes.
 
 ## References
-- hazard 45
+- hazard 45 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ for step in range(epochs):
 No fix: moving the construction into the loop is a change of structure to review.
 
 ## References
-- hazard 52
+- hazard 52 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

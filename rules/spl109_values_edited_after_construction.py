@@ -31,7 +31,7 @@ adj = torch.sparse_coo_tensor(edge_index, w, (n, n))
 No fix: the edit has to move before the constructor.
 
 ## References
-- issue 11 (hazards still missing)
+- the bad and good fixtures in `fixtures/SPL109/`, proven under torch
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ or call `sparse_tensor.retain_grad()` before backward.
 No fix: which leaf holds the gradient is a choice for the author.
 
 ## References
-- hazard 12; write-up B blocks 4 and 5
+- hazard 12 of the catalog in `docs/hazards.md`; write-up B blocks 4 and 5 (`fixtures/writeups/`)
 """
 from __future__ import annotations
 

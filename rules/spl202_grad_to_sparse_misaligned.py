@@ -25,7 +25,7 @@ updated = values - lr * values.grad
 No fix: the code that consumes the sparse result has to change too.
 
 ## References
-- hazard 50; write-up A block 2
+- hazard 50 of the catalog in `docs/hazards.md`; write-up A block 2 (`fixtures/writeups/`)
 """
 from __future__ import annotations
 

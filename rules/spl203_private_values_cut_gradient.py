@@ -29,7 +29,7 @@ No fix: `coalesce()` reorders and merges entries, so every `_indices()` read tha
 with the values must change with it.
 
 ## References
-- hazard 51
+- hazard 51 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

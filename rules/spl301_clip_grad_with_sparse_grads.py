@@ -32,7 +32,7 @@ for p in params:
 No fix: the replacement is a loop the author has to own.
 
 ## References
-- hazards 16, 17
+- hazards 16, 17 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

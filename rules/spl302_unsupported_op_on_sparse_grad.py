@@ -32,7 +32,7 @@ ok = torch.isfinite(g.values()).all()
 No fix: the op has to move to the coalesced values, and the result must be stored back.
 
 ## References
-- hazards 15, 18
+- hazards 15, 18 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ emb.weight.grad = torch.sparse_coo_tensor(g.indices(), values, g.shape)
 No fix: the row-wise rewrite changes what is computed for untouched rows.
 
 ## References
-- hazard 25
+- hazard 25 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

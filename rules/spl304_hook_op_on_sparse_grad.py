@@ -26,7 +26,7 @@ emb.weight.register_hook(lambda g: torch.sparse_coo_tensor(
 No fix: the op has to move to the coalesced values.
 
 ## References
-- issue 11 (hazards still missing)
+- the bad and good fixtures in `fixtures/SPL304/`, proven under torch
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ opt_dense = torch.optim.Adam(dense_params, lr=1e-3)
 No fix: splitting the parameters and stepping two optimizers changes the training loop.
 
 ## References
-- hazards 19, 20
+- hazards 19, 20 of the catalog in `docs/hazards.md`
 - https://pytorch.org/docs/stable/generated/torch.optim.SparseAdam.html
 """
 from __future__ import annotations

@@ -26,7 +26,7 @@ opt = torch.optim.SGD([
 No fix: which parameters keep their decay is a modelling decision.
 
 ## References
-- hazards 21, 22
+- hazards 21, 22 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

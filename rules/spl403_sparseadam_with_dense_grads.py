@@ -23,7 +23,7 @@ opt_dense = torch.optim.Adam(model.head.parameters(), lr=1e-3)
 No fix: the training loop has to step both optimizers.
 
 ## References
-- hazard 23
+- hazard 23 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

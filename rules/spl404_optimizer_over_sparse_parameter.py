@@ -27,7 +27,7 @@ w = torch.sparse_coo_tensor(i, values, size)  # build the sparse tensor in forwa
 No fix: the model has to keep its values as a dense parameter instead.
 
 ## References
-- hazard 24; write-up A block 1 (its design is the fix)
+- hazard 24 of the catalog in `docs/hazards.md`; write-up A block 1 (`fixtures/writeups/`; its design is the fix)
 """
 from __future__ import annotations
 

@@ -18,16 +18,18 @@ a_hat = adj + torch.eye(n)
 
 ## Use instead
 ```python
-a_hat = adj + torch.eye(n).to_sparse()  # stays sparse
+a_hat = (adj + torch.eye(n).to_sparse()).coalesce()  # stays sparse, and coalesced
 ```
 
 ## Fix safety
 For `+` and `-`, the fix converts the dense operand with `.to_sparse()`, which keeps the sum
-sparse as the author wrote it. It is marked unsafe: for a dense operand with many non-zeros,
-the result is a sparse tensor that may be large. The other spellings get no fix.
+sparse as the author wrote it, and coalesces the sum (a sum of sparse tensors is
+uncoalesced, so its `.indices()` and `.values()` would raise). It is marked unsafe: for a
+dense operand with many non-zeros, the result is a sparse tensor that may be large. The other
+spellings get no fix.
 
 ## References
-- hazard 26
+- hazard 26 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 
@@ -64,11 +66,15 @@ class SparsePlusDense(Rule):
         dense = _dense_operand(node, use.op)
         fix = None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
-            new = cst.Call(func=cst.Attribute(value=node.right, attr=cst.Name("to_sparse")))
-            if isinstance(node.right, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)) and not node.right.lpar:
-                new = cst.Call(func=cst.Attribute(value=node.right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
-                                                  attr=cst.Name("to_sparse")))
-            fix = ctx.make_fix(self, [ctx.replace(node.right, new)], safe=False)
+            right = node.right
+            if isinstance(right, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)) and not right.lpar:
+                right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            summed = node.with_changes(right=cst.Call(func=cst.Attribute(value=right, attr=cst.Name("to_sparse"))),
+                                       lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            # A sum of sparse tensors is uncoalesced: without `.coalesce()`, the fix would trade
+            # this error for SPL001 at the next `.indices()` or `.values()`.
+            new = cst.Call(func=cst.Attribute(value=summed, attr=cst.Name("coalesce")))
+            fix = ctx.make_fix(self, [ctx.replace(node, new)], safe=False)
         what = f"`{ctx.code(dense)}` is dense" if dense is not None else "the other operand is dense"
         ctx.report(self, node,
                    f"`{ctx.code(use.subject)}` is {layout_text(use.fact)[2:]} and {what}: {use.spelled} with a dense "

@@ -39,7 +39,7 @@ loss = torch.sparse.sum(adj, dim=0).to_dense().sum()  # or torch.sparse.sum(...)
 No fix: each rewrite is specific to the op.
 
 ## References
-- hazards 28 to 36
+- hazards 28 to 36 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ No fix: whether implicit zeros count (mean over all entries or over the stored o
 author's call.
 
 ## References
-- hazard 37
+- hazard 37 of the catalog in `docs/hazards.md`
 - `tools/probe_torch.py`, `sparselint/data/`
 """
 from __future__ import annotations

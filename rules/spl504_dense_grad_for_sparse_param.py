@@ -26,7 +26,7 @@ No fix offered yet: `torch.sparse.mm` needs a 2-D sparse first operand, which is
 here in general.
 
 ## References
-- hazard 27
+- hazard 27 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ bag = nn.EmbeddingBag(vocab, dim, mode="sum", sparse=True)  # or mode="max", spa
 No fix: changing the pooling or dropping sparse gradients changes the model.
 
 ## References
-- hazard 46
+- hazard 46 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ total = csr.sum()  # Tensor.sum works for CSR
 No fix: the compressed accessors return different index tensors.
 
 ## References
-- hazards 39, 40, 41
+- hazards 39, 40, 41 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ or make the values the leaf: `torch.sparse_csc_tensor(ccol, row, values, size)` 
 No fix: the layout is usually chosen for a reason elsewhere.
 
 ## References
-- hazards 42, 43
+- hazards 42, 43 of the catalog in `docs/hazards.md`
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ emb = nn.Embedding(vocab, dim, sparse=True)  # or scale_grad_by_freq with dense 
 No fix: dropping either option changes the training.
 
 ## References
-- issue 11 (hazards still missing)
+- the bad and good fixtures in `fixtures/SPL508/`, proven under torch
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ Indices are `sparse_dim x nnz`: one column per value.
 No fix: which side is wrong is the author's knowledge.
 
 ## References
-- write-up A block 1
+- write-up A block 1 (`fixtures/writeups/`)
 """
 from __future__ import annotations
 

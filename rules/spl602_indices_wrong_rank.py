@@ -20,7 +20,7 @@ Build one sparse tensor per batch element, or add the batch index as the first r
 No fix.
 
 ## References
-- write-up B blocks 2 and 3
+- write-up B blocks 2 and 3 (`fixtures/writeups/`)
 """
 from __future__ import annotations
 

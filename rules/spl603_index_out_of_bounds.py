@@ -23,7 +23,7 @@ so a bad index raises `RuntimeError: size is inconsistent with indices` at const
 No fix: the right index or size is the author's knowledge.
 
 ## References
-- hazard 49; write-up A block 1
+- hazard 49 of the catalog in `docs/hazards.md`; write-up A block 1 (`fixtures/writeups/`)
 """
 from __future__ import annotations
 

@@ -1,21 +1,23 @@
 """The command line: `sparselint [check] PATH...`, `sparselint rule CODE`."""
 from __future__ import annotations
 
+import json
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass
+from typing import Optional
 
 import click
 
 from . import __version__
 from . import noqa, output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
-from .diagnostics import INTERNAL_ERROR, READ_ERROR
-from .discovery import discover
-from .engine import check_bytes, write_fixed
+from .diagnostics import INTERNAL_ERROR
+from .discovery import Scope, discover
+from .engine import check_bytes, check_notebook, write_fixed
 from .cache import Cache, default_directory
 from .parallel import check_files
-from .rule import all_rules, doc_sections, rule_by_code
+from .rule import all_rules, rule_by_code
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -24,15 +26,19 @@ class _DefaultToCheck(click.Group):
     """`sparselint PATH` means `sparselint check PATH`, as in ruff."""
 
     def parse_args(self, ctx, args):
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
 
 @click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="sparselint")
+@click.version_option(__version__, "-V", "--version", prog_name="sparselint")
 def cli() -> None:
-    """Find PyTorch sparse-tensor and autograd hazards before they fail at run time."""
+    """Find PyTorch sparse-tensor and autograd hazards before they fail at run time.
+
+    `sparselint PATH...` is short for `sparselint check PATH...` (default path: the current
+    directory); `sparselint check --help` lists its options.
+    """
 
 
 @cli.command()
@@ -42,21 +48,26 @@ def cli() -> None:
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
-@click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them; exit 1 if any.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them (also with --fix); exit 1 if any.")
 @click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
               help="concise (default), full, json, github, sarif, gitlab.")
-@click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
+@click.option("--statistics", is_flag=True,
+              help="Print the number of findings per rule instead of the findings (JSON with --output-format json).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--stdin-filename", default=None, help="The name to report for source read from stdin (`-`).")
+@click.option("--stdin-filename", default=None,
+              help="Read source from stdin and report it under this name (a .ipynb name reads a notebook).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the number of cores).")
 @click.option("--no-cache", is_flag=True, help="Read and write no cached results.")
 @click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project).")
-@click.option("--config", "config_path", default=None, help="Use this pyproject.toml instead of the nearest one.")
-@click.option("--force-exclude", is_flag=True, help="Apply exclusions to files named on the command line too.")
-@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files .gitignore ignores (default: on).")
-@click.option("--show-settings", is_flag=True, help="Print the resolved settings and exit.")
+@click.option("--config", "config_path", default=None,
+              help="Use this pyproject.toml for every file instead of each file's nearest one.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply exclusions (yours and the built-in ones) to paths named on the command line too.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+              help="Skip what .gitignore ignores beneath the named paths (default: on).")
+@click.option("--show-settings", is_flag=True, help="Print the resolved settings of the first path and exit.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file and rule.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: SPLnnn` to every line with a finding.")
 @click.option("--file-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
@@ -65,47 +76,49 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
           respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout):
     """Check files and directories (default: the current directory)."""
-    paths = list(paths) or ["."]
-    if diff and fix:
-        raise ConfigError("--diff and --fix cannot be used together: --diff shows the fixes without writing them")
+    paths = list(paths)
+    # As in ruff: with --stdin-filename and no path, the source comes from stdin.
+    from_stdin = paths == ["-"] or (not paths and stdin_filename is not None)
+    paths = paths or ["."]
+    if "-" in paths and not from_stdin:
+        raise ConfigError("`-` (stdin) cannot be combined with other paths")
     if add_noqa and (fix or diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
-    if add_noqa and paths == ["-"]:
+    if add_noqa and from_stdin:
         raise ConfigError("--add-noqa needs files, not stdin")
-    if config_path is not None:
-        file_config = pyproject.load(config_path)
-    else:
-        found_config = pyproject.find(stdin_filename if paths == ["-"] and stdin_filename else paths[0] if paths[0] != "-" else ".")
-        file_config = pyproject.load(found_config) if found_config else pyproject.FileConfig()
-    cli_select = check_selectors(split_list(select), "--select")
-    settings = Settings(
-        select=tuple(cli_select or file_config.select or ["ALL"]),
-        ignore=tuple(file_config.ignore + check_selectors(split_list(ignore), "--ignore")),
-        extend_select=tuple(file_config.extend_select + check_selectors(split_list(extend_select), "--extend-select")),
-        fix=fix or diff or file_config.fix,
-        unsafe_fixes=unsafe_fixes or file_config.unsafe_fixes,
-        per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(file_config.per_file_ignores.items())),
-        root=file_config.root,
-        target_torch_version=file_config.target_torch_version or "",
-        file_timeout=file_timeout,
-    )
-    fix = settings.fix and not diff
-    output_format = output_format or file_config.output_format or "concise"
-    excludes = tuple((file_config.exclude or []) + file_config.extend_exclude)
-    gitignore = file_config.respect_gitignore if respect_gitignore is None else respect_gitignore
+    resolver = pyproject.Resolver(config_path)
+    flags = _Flags(select=check_selectors(split_list(select), "--select"),
+                   ignore=check_selectors(split_list(ignore), "--ignore"),
+                   extend_select=check_selectors(split_list(extend_select), "--extend-select"),
+                   fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, file_timeout=file_timeout,
+                   respect_gitignore=respect_gitignore)
+    # Output settings belong to the run, not to a file: they come from the current folder's
+    # configuration (or --config), as in ruff.
+    run_config = resolver.for_dir(os.getcwd())
+    output_format = output_format or run_config.output_format or "concise"
     if show_settings:
+        first = stdin_filename if from_stdin and stdin_filename else paths[0] if not from_stdin else "."
+        file_config = resolver.for_dir(first) if os.path.isdir(first) else resolver.for_file(first)
+        settings = flags.settings(file_config)
+        excludes = tuple((file_config.exclude or []) + file_config.extend_exclude)
         click.echo(f"config file: {file_config.path or '(none)'}")
         click.echo(f"rules: {', '.join(r.code for r in settings.rules())}")
         for name in ("select", "ignore", "extend_select", "fix", "unsafe_fixes", "per_file_ignores", "target_torch_version"):
             click.echo(f"{name.replace('_', '-')}: {getattr(settings, name)!r}")
-        click.echo(f"exclude: {excludes!r}\nrespect-gitignore: {gitignore}\noutput-format: {output_format}")
+        click.echo(f"exclude: {excludes!r}\nrespect-gitignore: {flags.gitignore(file_config)}\noutput-format: {output_format}")
         return
     results, sources, errors = [], {}, []
+    fixing = False  # whether any file's settings write fixes
 
-    if paths == ["-"]:
+    if from_stdin:
         data = sys.stdin.buffer.read()
         name = stdin_filename or "-"
-        result = check_bytes(data, name, settings, settings.rules_for(name))
+        settings = flags.settings(resolver.for_file(name) if stdin_filename else run_config)
+        fixing = settings.fix and not diff
+        if name.endswith(".ipynb"):
+            result = check_notebook(data, name, settings, settings.rules_for(name))
+        else:
+            result = check_bytes(data, name, settings, settings.rules_for(name))
         results.append(result)
         if result.fixed_source is not None:
             if diff:
@@ -114,22 +127,34 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                 # As ruff does: the fixed source goes to stdout, findings to stderr.
                 sys.stdout.write(result.fixed_source)
                 sys.stdout.flush()
-        elif fix and not diff:
+        elif fixing:
             sys.stdout.write(_text_of(data))
             sys.stdout.flush()
         _collect_source(result, data, sources)
     else:
-        found = discover(paths, exclude=excludes, root=file_config.root, force_exclude=force_exclude,
-                         respect_gitignore=gitignore)
+        found = discover(paths, lambda d: _scope(resolver.for_dir(d), flags), force_exclude=force_exclude)
         for missing in found.missing:
             errors.append(f"{missing}: no such file or directory")
         for skipped, why in found.skipped:
             click.echo(f"sparselint: warning: skipped {skipped}: {why}", err=True)
-        cache = None
-        if not (no_cache or settings.fix):
-            cache = Cache(cache_dir or default_directory(), settings.key())
+        if not found.files and not found.missing:
+            click.echo("sparselint: warning: No Python files found under the given path(s)", err=True)
+        # Each file is checked with the settings of its own nearest configuration.
+        groups: dict[int, tuple[Settings, list[int]]] = {}
+        for i, path in enumerate(found.files):
+            cfg = resolver.for_file(path)
+            groups.setdefault(id(cfg), (flags.settings(cfg), []))[1].append(i)
+        checked: list = [None] * len(found.files)
         progress = output.Progress(len(found.files)) if not quiet else None
-        checked = check_files(found.files, settings, jobs, cache, progress.step if progress else None)
+        for settings, members in groups.values():
+            fixing = fixing or (settings.fix and not diff)
+            cache = None
+            if not (no_cache or settings.fix):
+                cache = Cache(cache_dir or default_directory(), settings.key())
+            group_results = check_files([found.files[i] for i in members], settings, jobs, cache,
+                                        progress.step if progress else None)
+            for i, result in zip(members, group_results):
+                checked[i] = result
         if progress:
             progress.done()
         for path, result in zip(found.files, checked):
@@ -166,18 +191,29 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     diagnostics = list({(d.path, d.line, d.column, d.code): d for r in results for d in r.diagnostics}.values())
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
-    out = sys.stderr if diff or (fix and paths == ["-"]) else sys.stdout
+    out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout
+    machine = output_format in output.MACHINE_FORMATS
+    # Human text never goes into a machine-readable stream.
+    human = sys.stderr if machine else out
     color = output.use_color(out)
-    rendered = output.render(diagnostics, output_format, sources, color=color)
-    if rendered:
-        click.echo(rendered, file=out, color=color)
-    if statistics and diagnostics:
-        click.echo(output.statistics(diagnostics), file=out)
+    if statistics and output_format == "json":
+        click.echo(json.dumps(output.statistics_json(diagnostics), indent=2), file=out)
+    elif statistics and not machine:
+        if diagnostics:
+            click.echo(output.statistics(diagnostics), file=out)
+    else:
+        rendered = output.render(diagnostics, output_format, sources, color=color)
+        if rendered:
+            click.echo(rendered, file=out, color=color)
+        if statistics and diagnostics:
+            click.echo(output.statistics(diagnostics), file=human)
     if show_fixes and fixed:
-        click.echo(output.fixes_applied(results), file=out)
-    if output_format in ("concise", "full") and not quiet and (diagnostics or fixed or not errors):
+        click.echo(output.fixes_applied(results, would=diff), file=human)
+    if not machine and not quiet and (diagnostics or fixed or not errors):
         fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.safe)
-        click.echo(output.summary(len(diagnostics), 0 if fix else fixable, fixed), file=out)
+        hidden = sum(1 for d in diagnostics if d.fix is not None and not d.fix.safe)
+        click.echo(output.summary(len(diagnostics), 0 if fixing else fixable, fixed,
+                                  hidden=hidden, would=diff), file=out)
     for e in errors:
         click.echo(f"sparselint: error: {e}", err=True)
 
@@ -191,6 +227,40 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     sys.exit(EXIT_CLEAN)
 
 
+@dataclass(frozen=True)
+class _Flags:
+    """What the command line says; combined with each file's configuration into its settings."""
+    select: list
+    ignore: list
+    extend_select: list
+    fix: bool
+    unsafe_fixes: bool
+    diff: bool
+    file_timeout: float
+    respect_gitignore: Optional[bool]
+
+    def settings(self, cfg: pyproject.FileConfig) -> Settings:
+        return Settings(
+            select=tuple(self.select or cfg.select or ["ALL"]),
+            ignore=tuple(cfg.ignore + self.ignore),
+            extend_select=tuple(cfg.extend_select + self.extend_select),
+            fix=self.fix or self.diff or cfg.fix,
+            unsafe_fixes=self.unsafe_fixes or cfg.unsafe_fixes,
+            per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(cfg.per_file_ignores.items())),
+            root=cfg.root,
+            target_torch_version=cfg.target_torch_version or "",
+            file_timeout=self.file_timeout,
+        )
+
+    def gitignore(self, cfg: pyproject.FileConfig) -> bool:
+        return cfg.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore
+
+
+def _scope(cfg: pyproject.FileConfig, flags: _Flags) -> Scope:
+    return Scope(exclude=tuple((cfg.exclude or []) + cfg.extend_exclude), root=cfg.root,
+                 respect_gitignore=flags.gitignore(cfg))
+
+
 def _text_of(data: bytes) -> str:
     from .source import DecodeError, decode
     try:
@@ -201,6 +271,14 @@ def _text_of(data: bytes) -> str:
 
 def _collect_source(result, data: bytes, sources: dict) -> None:
     from .source import DecodeError, decode
+    if result.path.endswith(".ipynb"):
+        from . import notebook
+        try:
+            for cell, text in notebook.cell_sources(notebook.load(data)).items():
+                sources[(result.path, cell)] = text
+        except notebook.NotebookError:
+            pass
+        return
     try:
         sources[result.path] = decode(data).text
     except DecodeError:

@@ -16,6 +16,7 @@ class Evidence:
     column: int
     text: str
     node: object = field(default=None, compare=False, repr=False)
+    cell: Optional[int] = None  # notebook cell (1-based); the line is then in the cell
     # the file, when it is not the one the finding is in (a call site in another module)
     path: str = ""
 
@@ -28,7 +29,7 @@ class Evidence:
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
     def to_json(self) -> dict:
-        out = {"line": self.line, "column": self.column, "message": self.text}
+        out = {"line": self.line, "column": self.column, "cell": self.cell, "message": self.text}
         if self.path:
             out["path"] = self.path
         return out

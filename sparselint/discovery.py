@@ -3,16 +3,27 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from . import gitignore
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
-# Folders no one wants linted, as in ruff's defaults.
+# Folders no one wants linted: ruff's default excludes, and our own cache.
 DEFAULT_EXCLUDES = frozenset({
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache", ".nox", ".pants.d",
-    ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__", "_build", "buck-out",
-    "build", "dist", "node_modules", "venv", "__pycache__", ".sparselint_cache",
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages",
+    "venv", "__pycache__", ".sparselint_cache",
 })
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The exclusion settings that apply in one folder (from its nearest configuration)."""
+    exclude: tuple[str, ...] = ()
+    root: str = ""
+    respect_gitignore: bool = True
 
 
 @dataclass
@@ -22,74 +33,87 @@ class Discovery:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _excluded(path: str, patterns: tuple[str, ...], root: str) -> bool:
-    if not patterns:
+def _default_excluded(name: str) -> bool:
+    return name in DEFAULT_EXCLUDES or name.endswith(".egg-info")
+
+
+def _excluded(path: str, scope: Scope) -> bool:
+    """A user pattern matches the path relative to the configuration's folder, or any part of it."""
+    if not scope.exclude:
         return False
-    rel = os.path.relpath(os.path.abspath(path), root)
+    rel = os.path.relpath(os.path.abspath(path), scope.root or os.getcwd())
     parts = rel.split(os.sep)
-    for pattern in patterns:
+    for pattern in scope.exclude:
         pattern = pattern.rstrip("/")
         if fnmatch.fnmatch(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
             return True
     return False
 
 
-def gitignored(paths: list[str]) -> set[str]:
-    """The paths git ignores (every .gitignore level); none when git or a repository is absent."""
-    if not paths:
-        return set()
-    absolute = {os.path.abspath(p): p for p in paths}
-    cwd = os.path.dirname(next(iter(absolute)))
-    try:
-        proc = subprocess.run(["git", "check-ignore", "-z", "--stdin"],
-                              input="\0".join(absolute).encode("utf-8", "surrogateescape"),
-                              capture_output=True, cwd=cwd, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    if proc.returncode not in (0, 1):
-        return set()
-    out = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return {absolute.get(os.path.abspath(os.path.join(cwd, p)), p) for p in out if p}
+def _force_excluded(path: str, scope: Scope) -> bool:
+    """For a path named on the command line under --force-exclude: the user's patterns, and the
+    built-in folders among its parts below the project folder (or as written, outside it)."""
+    if _excluded(path, scope):
+        return True
+    absolute = os.path.abspath(path)
+    root = os.path.abspath(scope.root or os.getcwd())
+    rel = os.path.relpath(absolute, root)
+    if rel.startswith(os.pardir):
+        rel = os.path.normpath(path)
+    return any(_default_excluded(p) for p in rel.split(os.sep) if p not in (os.curdir, os.pardir))
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = (), root: str = "",
-             force_exclude: bool = False, respect_gitignore: bool = True) -> Discovery:
+def discover(paths: list[str], scope_for: Optional[Callable[[str], Scope]] = None,
+             force_exclude: bool = False, *, exclude: tuple[str, ...] = (), root: str = "",
+             respect_gitignore: bool = True) -> Discovery:
+    """Files under the named paths. `scope_for(folder)` gives the exclusions of a folder
+    (without it, `exclude`, `root` and `respect_gitignore` apply everywhere).
+
+    A file named on the command line is checked unless --force-exclude excludes it; .gitignore
+    applies to what is found beneath a named folder, never to the named path itself."""
+    if scope_for is None:
+        fixed = Scope(tuple(exclude), root, respect_gitignore)
+        scope_for = lambda folder: fixed  # noqa: E731
     found = Discovery()
     seen: set[str] = set()
-    root = root or os.getcwd()
-    walked: list[str] = []
 
-    def add(path: str, explicit: bool) -> None:
+    def add(path: str) -> None:
         key = os.path.normpath(path)
-        if key in seen:
-            return
-        if (not explicit or force_exclude) and _excluded(key, exclude, root):
-            return
-        seen.add(key)
-        found.files.append(key)
-        if not explicit or force_exclude:
-            walked.append(key)
+        if key not in seen:
+            seen.add(key)
+            found.files.append(key)
 
     for path in paths:
         if os.path.isfile(path):
-            add(path, explicit=True)  # a file named on the command line is checked unless forced
+            if force_exclude and _force_excluded(path, scope_for(os.path.dirname(os.path.abspath(path)))):
+                continue
+            add(path)
         elif os.path.isdir(path):
+            if force_exclude and _force_excluded(path, scope_for(os.path.abspath(path))):
+                continue
             for base, dirs, files in os.walk(path, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES and not d.endswith(".egg-info")
-                                 and not _excluded(os.path.join(base, d), exclude, root))
+                scope = scope_for(os.path.abspath(base))
+                kept = []
+                for d in sorted(dirs):
+                    full = os.path.join(base, d)
+                    if _default_excluded(d) or _excluded(full, scope):
+                        continue
+                    if scope.respect_gitignore and gitignore.ignored(full, is_dir=True):
+                        continue
+                    kept.append(d)
+                dirs[:] = kept
                 for name in sorted(files):
-                    full = os.path.join(base, name)
                     if not name.endswith(SOURCE_SUFFIXES):
                         continue
+                    full = os.path.join(base, name)
+                    if _excluded(full, scope) or (scope.respect_gitignore and gitignore.ignored(full, is_dir=False)):
+                        continue
                     if os.path.isfile(full):
-                        add(full, explicit=False)
+                        add(full)
                     elif os.path.islink(full):
                         found.skipped.append((full, "broken or looping symbolic link"))
         elif os.path.islink(path):
             found.missing.append(path + " (broken or looping symbolic link)")
         else:
             found.missing.append(path)
-    if respect_gitignore and walked:
-        ignored = {os.path.normpath(p) for p in gitignored(walked)}
-        found.files = [f for f in found.files if f not in ignored]
     return found

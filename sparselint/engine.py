@@ -240,6 +240,12 @@ def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> Fi
     result.diagnostics = [m for m in (notebook.map_diagnostic(d, joined) if d.code not in ENGINE_CODES and d.path == path
                                       else d for d in diagnostics) if m is not None]
     result.dependencies = tuple(sorted(deps))
+    for cell, line, why in joined.unparsable:
+        code, name = PARSE_ERROR
+        result.diagnostics.append(Diagnostic(code=code, name=name, path=path, line=line, column=1, end_line=line,
+                                             end_column=1, cell=cell,
+                                             message=f"cannot parse this cell, so it was not checked: {why}"))
+    result.diagnostics.sort(key=Diagnostic.sort_key)
     if fixed is not None:
         try:
             result.fixed_source = notebook.dump(notebook.split(fixed, joined, nb)).decode("utf-8")

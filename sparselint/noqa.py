@@ -1,42 +1,45 @@
-"""`--add-noqa`: suppress every current finding in place, to adopt sparselint on an existing codebase."""
+"""`--add-noqa`: suppress every current finding in place, to adopt sparselint on an existing codebase.
+
+A directive goes where a comment is legal and where suppression reads it: at the end of the
+finding's line, or, for a finding inside a multi-line (f-)string, at the end of the string's
+last line (a `# noqa` there covers every line of the string). In a notebook, directives go
+into the cells' source."""
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 
+from . import notebook
 from . import source as src
 from .fixer import parses
+from .suppression import string_spans
 
 _EXISTING = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.I)
 
 
-def add(path: str, diagnostics) -> tuple[int, str | None]:
-    """Add or extend `# noqa: ...` on each line with a finding; (directives added, error)."""
-    by_line: dict[int, set[str]] = defaultdict(set)
-    for d in diagnostics:
-        if d.cell is None and not d.code.startswith("SPL90"):
-            by_line[d.line].add(d.code)
-    if not by_line:
-        return 0, None
-    try:
-        with open(path, "rb") as fh:
-            decoded = src.decode(fh.read())
-    except (OSError, src.DecodeError) as exc:
-        return 0, f"{path}: cannot add noqa: {exc}"
-    parts = re.split(r"(\r\n|\r|\n)", decoded.text)
+def _target_lines(text: str, by_line: dict[int, set[str]]) -> dict[int, set[str]]:
+    """Move each line that lies inside a multi-line string to the string's last line."""
+    spans = string_spans(text)
+    out: dict[int, set[str]] = defaultdict(set)
+    for line, codes in by_line.items():
+        end = next((e for s, e in spans if s <= line < e), line)
+        out[end] |= codes
+    return out
+
+
+def add_to_text(text: str, by_line: dict[int, set[str]], analysed: str | None = None) -> tuple[str, int]:
+    """`text` with the directives added; `analysed` is the text tokens are read from when it
+    differs (a notebook cell with its magics masked, same lines)."""
+    parts = re.split(r"(\r\n|\r|\n)", text)
     lines, seps = parts[0::2], parts[1::2]
     added = 0
-    for line, codes in by_line.items():
+    for line, codes in sorted(_target_lines(analysed if analysed is not None else text, by_line).items()):
+        if line < 1 or line > len(lines):
+            continue
         lines[line - 1] = with_codes(lines[line - 1], codes)
         added += 1
-    new = "".join(l + (seps[i] if i < len(seps) else "") for i, l in enumerate(lines))
-    if not parses(new):
-        return 0, f"{path}: cannot add noqa without breaking the code (a finding inside a multi-line string?)"
-    try:
-        src.write_atomic(path, src.encode(new, decoded.encoding))
-    except OSError as exc:
-        return 0, f"{path}: cannot write: {exc}"
-    return added, None
+    return "".join(l + (seps[i] if i < len(seps) else "") for i, l in enumerate(lines)), added
 
 
 def with_codes(text: str, codes) -> str:
@@ -47,3 +50,58 @@ def with_codes(text: str, codes) -> str:
         merged = old + sorted(set(codes) - set(old))
         return text[:m.start("codes")] + ", ".join(merged) + text[m.end("codes"):]
     return text.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+
+
+def _by_line(diagnostics, cell=None) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = defaultdict(set)
+    for d in diagnostics:
+        if d.cell == cell and not d.code.startswith("SPL90"):
+            out[d.line].add(d.code)
+    return out
+
+
+def add(path: str, diagnostics) -> tuple[int, str | None]:
+    """Add or extend `# noqa: ...` for each finding; (directives added, error)."""
+    diagnostics = [d for d in diagnostics if not d.code.startswith("SPL90")]
+    if not diagnostics:
+        return 0, None
+    if path.endswith(".ipynb"):
+        return _add_to_notebook(path, diagnostics)
+    try:
+        with open(path, "rb") as fh:
+            decoded = src.decode(fh.read())
+    except (OSError, src.DecodeError) as exc:
+        return 0, f"{path}: cannot add noqa: {exc}"
+    new, added = add_to_text(decoded.text, _by_line(diagnostics))
+    if not parses(new):
+        return 0, f"{path}: cannot add noqa without breaking the code"
+    try:
+        src.write_atomic(path, src.encode(new, decoded.encoding))
+    except OSError as exc:
+        return 0, f"{path}: cannot write: {exc}"
+    return added, None
+
+
+def _add_to_notebook(path: str, diagnostics) -> tuple[int, str | None]:
+    try:
+        with open(path, "rb") as fh:
+            nb = notebook.load(fh.read())
+    except (OSError, notebook.NotebookError) as exc:
+        return 0, f"{path}: cannot add noqa: {exc}"
+    out = json.loads(json.dumps(nb))
+    added = 0
+    for cell in sorted({d.cell for d in diagnostics if d.cell is not None}):
+        original = notebook.cell_sources(nb).get(cell)
+        if original is None:
+            continue
+        masked = notebook.mask(original, {})
+        new, n = add_to_text(original, _by_line(diagnostics, cell), masked)
+        if masked is not None and not parses(notebook.mask(new, {})):
+            return 0, f"{path}: cannot add noqa to cell {cell} without breaking the code"
+        out["cells"][cell - 1]["source"] = new.splitlines(keepends=True)
+        added += n
+    try:
+        src.write_atomic(path, notebook.dump(out))
+    except OSError as exc:
+        return 0, f"{path}: cannot write: {exc}"
+    return added, None

@@ -1,20 +1,29 @@
 """Jupyter notebooks: the code cells are checked as one program, findings point at cells.
 
 Cells are joined in order with a marker line between them, so facts flow from cell to cell
-as they do in a kernel. Findings are mapped back to (cell, line). A cell that holds IPython
-magics (`%`, `!`) is left out of the analysis and never rewritten. Fixes are applied to the
-joined source and split back on the markers; only the `source` of code cells changes, never
-outputs or metadata.
+as they do in a kernel. Findings are mapped back to (cell, line). IPython syntax (a cell
+magic such as `%%time` on the first line, line magics `%`, shell escapes `!`, help `?`) is
+masked line by line with a placeholder statement, so every other line keeps its number and is
+checked; a fix puts the original lines back. A cell whose body is not Python (`%%bash`,
+`%%html`, ...) holds nothing to check. A cell that still does not parse is left out and
+reported (SPL900 at that cell). Fixes are applied to the joined source and split back on the
+markers; only the `source` of code cells changes, never outputs or metadata.
 """
 from __future__ import annotations
 
+import ast
 import json
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .diagnostics import Diagnostic, Evidence
 
 MARKER = "# sparselint: cell boundary"
+PLACEHOLDER = "pass  # sparselint: magic {n}"
+_PLACEHOLDER = re.compile(r"^([ \t]*)pass  # sparselint: magic (\d+)$")
+# Cell magics whose body is Python run by the kernel; the body of any other is not Python.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "memit", "mprun"})
 
 
 class NotebookError(Exception):
@@ -27,6 +36,10 @@ class Joined:
     # virtual line (1-based) -> (cell number (1-based, counting all cells), line in cell)
     lines: dict[int, tuple[int, int]]
     code_cells: list[int]  # indexes into nb["cells"] of the joined cells
+    # the original text of each masked line, by placeholder number
+    masked: dict[int, str] = field(default_factory=dict)
+    # cells left out because they do not parse: (cell number, line in cell, why)
+    unparsable: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def _cell_text(cell) -> str:
@@ -34,8 +47,56 @@ def _cell_text(cell) -> str:
     return "".join(src) if isinstance(src, list) else str(src)
 
 
-def _has_magic(text: str) -> bool:
-    return any(line.lstrip().startswith(("%", "!")) for line in text.splitlines())
+def _is_magic(line: str) -> bool:
+    """IPython syntax: a line magic, shell escape, help request, or an assignment of one."""
+    stripped = line.strip()
+    if stripped.startswith(("%", "!", "?")) or re.match(r"^[\w.\[\]()]+\?{1,2}$", stripped):
+        return True
+    return re.match(r"^[\w.,\s\[\]()]+=\s*[%!]", stripped) is not None
+
+
+def mask(text: str, masked: dict[int, str]) -> Optional[str]:
+    """The cell with its IPython lines replaced by numbered placeholders (same line count), or
+    None when the cell's body is not Python."""
+    lines = text.split("\n")
+    first = lines[0].strip() if lines else ""
+    start = 0
+    if first.startswith("%%"):
+        name = first[2:].split()[0] if first[2:].split() else ""
+        if name not in PYTHON_CELL_MAGICS:
+            return None
+        start = 1
+    out = []
+    continued = False
+    for i, line in enumerate(lines):
+        if (i < start or continued or _is_magic(line)) and line.strip():
+            n = len(masked) + 1
+            masked[n] = line
+            indent = line[:len(line) - len(line.lstrip())] if i >= start and not continued else ""
+            out.append(indent + PLACEHOLDER.format(n=n))
+            continued = line.rstrip().endswith("\\")
+        else:
+            out.append(line)
+            continued = False
+    return "\n".join(out)
+
+
+def unmask(text: str, masked: dict[int, str]) -> str:
+    def back(line: str) -> str:
+        m = _PLACEHOLDER.match(line)
+        return masked.get(int(m.group(2)), line) if m else line
+    return "\n".join(back(line) for line in text.split("\n"))
+
+
+def _parse_problem(text: str) -> Optional[tuple[int, str]]:
+    try:
+        # a kernel runs top-level `await`
+        compile(text, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except SyntaxError as exc:
+        return (exc.lineno or 1, exc.msg)
+    except (ValueError, RecursionError) as exc:
+        return (1, str(exc))
+    return None
 
 
 def load(data: bytes) -> dict:
@@ -52,12 +113,18 @@ def join(nb: dict) -> Joined:
     parts: list[str] = []
     mapping: dict[int, tuple[int, int]] = {}
     cells: list[int] = []
+    masked: dict[int, str] = {}
+    unparsable: list[tuple[int, int, str]] = []
     line = 1
     for index, cell in enumerate(nb["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        text = _cell_text(cell)
-        if _has_magic(text):
+        text = mask(_cell_text(cell), masked)
+        if text is None:
+            continue
+        problem = _parse_problem(text)
+        if problem is not None:
+            unparsable.append((index + 1, problem[0], problem[1]))
             continue
         cells.append(index)
         parts.append(MARKER + "\n")
@@ -67,7 +134,7 @@ def join(nb: dict) -> Joined:
             mapping[line + n] = (index + 1, n + 1)
         line += body.count("\n")
         parts.append(body)
-    return Joined("".join(parts), mapping, cells)
+    return Joined("".join(parts), mapping, cells, masked, unparsable)
 
 
 def map_diagnostic(d: Diagnostic, joined: Joined) -> Optional[Diagnostic]:
@@ -75,8 +142,8 @@ def map_diagnostic(d: Diagnostic, joined: Joined) -> Optional[Diagnostic]:
     if where is None:
         return None
     end = joined.lines.get(d.end_line, (where[0], where[1]))
-    evidence = tuple(Evidence(joined.lines.get(e.line, (0, e.line))[1], e.column,
-                              f"cell {joined.lines.get(e.line, (0, 0))[0]}: {e.text}") for e in d.evidence)
+    evidence = tuple(Evidence(joined.lines.get(e.line, (0, e.line))[1], e.column, e.text,
+                              cell=joined.lines.get(e.line, (None, 0))[0]) for e in d.evidence)
     # Fixes are applied to the joined source, not through these positions.
     return replace(d, line=where[1], end_line=end[1], cell=where[0], evidence=evidence)
 
@@ -87,6 +154,7 @@ def split(fixed: str, joined: Joined, nb: dict) -> dict:
         raise NotebookError("cell boundaries changed while fixing")
     out = json.loads(json.dumps(nb))
     for index, chunk in zip(joined.code_cells, chunks):
+        chunk = unmask(chunk, joined.masked)
         original = _cell_text(nb["cells"][index])
         if not original.endswith("\n") and chunk.endswith("\n"):
             chunk = chunk[:-1]
@@ -96,3 +164,9 @@ def split(fixed: str, joined: Joined, nb: dict) -> dict:
 
 def dump(nb: dict) -> bytes:
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def cell_sources(nb: dict) -> dict[int, str]:
+    """The text of each code cell, by cell number (1-based), for code frames."""
+    return {i + 1: _cell_text(c) for i, c in enumerate(nb["cells"])
+            if isinstance(c, dict) and c.get("cell_type") == "code"}

@@ -11,6 +11,8 @@ from .diagnostics import Diagnostic
 from .fixer import apply_edits
 
 FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab")
+# Formats read by programs: nothing but the format goes to stdout.
+MACHINE_FORMATS = ("json", "github", "sarif", "gitlab")
 
 
 def location(d: Diagnostic) -> str:
@@ -61,9 +63,8 @@ class Progress:
             self.stream.flush()
 
 
-def fixes_applied(results) -> str:
-    from collections import Counter
-    lines = ["Fixes applied:"]
+def fixes_applied(results, would: bool = False) -> str:
+    lines = ["Fixes that would be applied:" if would else "Fixes applied:"]
     for r in results:
         for code, n in sorted(Counter(r.fixed_codes).items()):
             lines.append(f"  {r.path}: {n} x {code}")
@@ -88,21 +89,31 @@ def _frame(d: Diagnostic, lines: list[str]) -> list[str]:
     return out
 
 
+def _where(line: int, cell) -> str:
+    return f"cell {cell}, line {line}" if cell is not None else f"line {line}"
+
+
 def full(d: Diagnostic, source: str | None) -> str:
+    """A finding with its code frame; for a notebook, `source` is the text of the finding's cell."""
     out = [concise(d)]
-    if source is not None and d.cell is None:
+    if source is not None:
+        if d.cell is not None:
+            out.append(f"  --> cell {d.cell}")
         out.extend("  " + line for line in _frame(d, source.splitlines()))
     if d.when:
         out.append(f"  = when: {_when(d.when)}")
     for ev in d.evidence:
-        out.append(f"  = because: {ev.place}: {ev.text}")
+        where = f"{ev.path}:{ev.line}" if ev.path else _where(ev.line, ev.cell)
+        out.append(f"  = because: {where}: {ev.text}")
     if d.suggestion:
         out.append(f"  = help: {d.suggestion}")
-    if d.fix is not None and source is not None and d.cell is None:
-        fixed, _ = apply_edits(source, [d.fix])
+    if d.fix is not None:
         out.append(f"  = fix ({d.fix.applicability}): {d.fix.title}")
-        diff = difflib.unified_diff(source.splitlines(), fixed.splitlines(), lineterm="", n=0)
-        out.extend("    " + line for line in list(diff)[2:])
+        # A notebook's fix edits the joined cells; its diff is shown by --diff.
+        if source is not None and d.cell is None:
+            fixed, _ = apply_edits(source, [d.fix])
+            diff = difflib.unified_diff(source.splitlines(), fixed.splitlines(), lineterm="", n=0)
+            out.extend("    " + line for line in list(diff)[2:])
     return "\n".join(out)
 
 
@@ -118,12 +129,22 @@ def github(d: Diagnostic) -> str:
     def prop(s: str) -> str:
         return esc(s).replace(":", "%3A").replace(",", "%2C")
 
+    if d.cell is not None:
+        # Lines of a cell are not lines of the .ipynb file: the annotation names the file,
+        # and its title and message the cell and line.
+        where = f"cell {d.cell}, line {d.line}"
+        return (f"::error title={prop('sparselint (' + d.code + ') at ' + where)},file={prop(d.path)}"
+                f"::{esc(where + ': ' + d.code + ' ' + d.message)}")
     return (f"::error title={prop('sparselint (' + d.code + ')')},file={prop(d.path)},line={d.line},"
             f"col={d.column},endLine={d.end_line},endColumn={d.end_column}::{esc(d.code + ' ' + d.message)}")
 
 
 def _uri(path: str) -> str:
+    """An absolute path as a file:// URI; a relative one as a relative URI reference."""
+    from pathlib import Path
     from urllib.parse import quote
+    if os.path.isabs(path):
+        return Path(path).as_uri()
     return quote(path.replace(os.sep, "/"))
 
 
@@ -154,22 +175,39 @@ def sarif(diagnostics: list[Diagnostic]) -> dict:
     results = []
     for d in diagnostics:
         uri = _uri(d.path)
+        if d.cell is None:
+            location = {"physicalLocation": {"artifactLocation": {"uri": uri},
+                                             "region": _region(d.line, d.column, d.end_line, d.end_column)}}
+        else:
+            # A cell's lines are not lines of the .ipynb file: the notebook is the artifact,
+            # the cell a logical location, and the message says where.
+            location = {"physicalLocation": {"artifactLocation": {"uri": uri}},
+                        "logicalLocations": [{"name": f"cell {d.cell}", "kind": "module",
+                                              "fullyQualifiedName": f"{d.path}:cell {d.cell}"}],
+                        "properties": {"cell": d.cell, "line": d.line, "column": d.column}}
+        where = f"cell {d.cell}, line {d.line}: " if d.cell is not None else ""
         result = {
             "ruleId": d.code,
             "level": "error",
-            "message": {"text": d.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri},
-                                                "region": _region(d.line, d.column, d.end_line, d.end_column)}}],
+            "message": {"text": where + d.message},
+            "locations": [location],
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.evidence:
-            result["relatedLocations"] = [
-                {"id": i, "message": {"text": e.text},
-                 "physicalLocation": {"artifactLocation": {"uri": _uri(e.path) if e.path else uri},
-                                      "region": _region(e.line, e.column)}}
-                for i, e in enumerate(d.evidence)]
-        if d.fix is not None:
+            related = []
+            for i, e in enumerate(d.evidence):
+                # evidence in another module (a call site) points at that file
+                at = _uri(e.path) if e.path else uri
+                if e.cell is None and d.cell is None:
+                    related.append({"id": i, "message": {"text": e.text},
+                                    "physicalLocation": {"artifactLocation": {"uri": at},
+                                                         "region": _region(e.line, e.column)}})
+                else:
+                    related.append({"id": i, "message": {"text": f"{_where(e.line, e.cell)}: {e.text}"},
+                                    "physicalLocation": {"artifactLocation": {"uri": at}}})
+            result["relatedLocations"] = related
+        if d.fix is not None and d.cell is None:
             result["fixes"] = [{
                 "description": {"text": f"{d.fix.title} ({d.fix.applicability})"},
                 "artifactChanges": [{"artifactLocation": {"uri": uri}, "replacements": [
@@ -191,10 +229,14 @@ def gitlab(diagnostics: list[Diagnostic]) -> list:
     import hashlib
     out = []
     for d in diagnostics:
-        key = f"{d.path}:{d.code}:{d.line}:{d.column}:{d.message}".encode()
-        out.append({"description": f"{d.code} {d.message}", "check_name": d.code,
+        key = f"{d.path}:{d.cell}:{d.code}:{d.line}:{d.column}:{d.message}".encode()
+        where = f"cell {d.cell}, line {d.line}: " if d.cell is not None else ""
+        # GitLab needs a line of the file; a cell's line is not one, so the notebook's first
+        # line carries it and the description says where.
+        lines = {"begin": d.line, "end": d.end_line} if d.cell is None else {"begin": 1, "end": 1}
+        out.append({"description": f"{where}{d.code} {d.message}", "check_name": d.code,
                     "fingerprint": hashlib.sha256(key).hexdigest(), "severity": "major",
-                    "location": {"path": d.path, "lines": {"begin": d.line, "end": d.end_line}}})
+                    "location": {"path": d.path, "lines": lines}})
     return out
 
 
@@ -208,8 +250,17 @@ def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str], col
     if fmt == "github":
         return "\n".join(github(d) for d in diagnostics)
     if fmt == "full":
-        return "\n\n".join(full(d, sources.get(d.path)) for d in diagnostics)
+        return "\n\n".join(full(d, sources.get((d.path, d.cell) if d.cell is not None else d.path))
+                           for d in diagnostics)
     return "\n".join(concise(d, color) for d in diagnostics)
+
+
+def statistics_json(diagnostics: Iterable[Diagnostic]) -> list:
+    diagnostics = list(diagnostics)
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.safe)
+    return [{"code": code, "name": name, "count": n, "fixable": bool(fixable[code])}
+            for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
 def statistics(diagnostics: Iterable[Diagnostic]) -> str:
@@ -221,17 +272,32 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> str:
     return "\n".join(rows)
 
 
-def summary(remaining: int, fixable: int, fixed: int) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bool = False) -> str:
+    """The closing lines, worded as ruff's: `hidden` counts the remaining unsafe fixes, `would`
+    is for --diff, where nothing was written."""
     parts = []
     if fixed:
-        parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
-    if remaining:
-        parts.append(f"Found {remaining} finding{'s' if remaining != 1 else ''}" +
+        parts.append(f"{'Would fix' if would else 'Fixed'} {_plural(fixed, 'finding')}.")
+    if remaining and not would:
+        parts.append(f"Found {_plural(remaining, 'finding')}" +
                      (f" ({fixed} fixed, {remaining} remaining)." if fixed else "."))
-        if fixable:
+        unsafe = f"{_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option"
+        if fixable and hidden:
+            parts.append(f"[*] {fixable} fixable with the `--fix` option ({unsafe}).")
+        elif fixable:
             parts.append(f"[*] {fixable} fixable with the `--fix` option.")
-    elif not fixed:
+        elif hidden:
+            parts.append(f"No fixes available ({unsafe}).")
+    elif would and hidden:
+        parts.append(f"{_plural(hidden, 'more fix')} would be applied with the `--unsafe-fixes` option.")
+    elif not fixed and not remaining:
         parts.append("All checks passed!")
+    elif would and not fixed:
+        parts.append("No fixes would be applied.")
     return "\n".join(parts)
 
 

@@ -38,6 +38,20 @@ class FileConfig:
         return os.path.dirname(self.path) if self.path else os.getcwd()
 
 
+def _has_table(path: str) -> bool:
+    """Whether a pyproject.toml has a [tool.sparselint] table. One that cannot be read or parsed
+    is an error: skipping it would fall back to other settings and hide findings."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    tool = data.get("tool", {})
+    return isinstance(tool, dict) and "sparselint" in tool
+
+
 def find(start: str) -> Optional[str]:
     """The nearest pyproject.toml with a [tool.sparselint] table, from `start` upwards."""
     here = os.path.abspath(start)
@@ -45,17 +59,38 @@ def find(start: str) -> Optional[str]:
         here = os.path.dirname(here)
     while True:
         cand = os.path.join(here, "pyproject.toml")
-        if os.path.isfile(cand):
-            try:
-                with open(cand, "rb") as fh:
-                    if "sparselint" in tomllib.load(fh).get("tool", {}):
-                        return cand
-            except (OSError, tomllib.TOMLDecodeError):
-                pass
+        if os.path.isfile(cand) and _has_table(cand):
+            return cand
         parent = os.path.dirname(here)
         if parent == here:
             return None
         here = parent
+
+
+class Resolver:
+    """The configuration of each folder: the nearest pyproject.toml with a [tool.sparselint]
+    table, or the one given with --config for every folder. Each file is read once."""
+
+    def __init__(self, override: Optional[str] = None):
+        self._override = load(override) if override is not None else None
+        self._by_dir: dict[str, FileConfig] = {}
+        self._by_file: dict[Optional[str], FileConfig] = {}
+
+    def for_dir(self, directory: str) -> FileConfig:
+        if self._override is not None:
+            return self._override
+        directory = os.path.abspath(directory)
+        cfg = self._by_dir.get(directory)
+        if cfg is None:
+            path = find(directory)
+            cfg = self._by_file.get(path)
+            if cfg is None:
+                cfg = self._by_file[path] = load(path) if path else FileConfig()
+            self._by_dir[directory] = cfg
+        return cfg
+
+    def for_file(self, path: str) -> FileConfig:
+        return self.for_dir(os.path.dirname(os.path.abspath(path)))
 
 
 def _strings(key: str, value) -> list[str]:
@@ -71,6 +106,16 @@ def _bool(key: str, value) -> bool:
 
 
 def load(path: str) -> FileConfig:
+    try:
+        return _load(path)
+    except ConfigError as exc:
+        message = str(exc)
+        if path not in message and os.path.abspath(path) not in message:
+            message = f"{path}: {message}"
+        raise ConfigError(message) from None
+
+
+def _load(path: str) -> FileConfig:
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

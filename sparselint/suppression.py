@@ -23,6 +23,8 @@ def _codes(m: re.Match) -> frozenset[str]:
 class Suppressions:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)
     file: frozenset[str] = frozenset()
+    # line of a directive after a multi-line string -> the first line of that string
+    covers: dict[int, int] = field(default_factory=dict)
 
     def suppresses(self, code: str, line: int) -> bool:
         if ALL in self.file or code in self.file:
@@ -31,17 +33,43 @@ class Suppressions:
         return codes is not None and (ALL in codes or code in codes)
 
 
-def _comments(source: str):
+def _scan(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
+    """The comments (line, text) and the multi-line string spans of a source, in one pass."""
+    comments: list[tuple[int, str]] = []
+    spans: list[tuple[int, int]] = []
+    starts: list[int] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.string
+            kind = tok.type
+            if kind == tokenize.COMMENT:
+                comments.append((tok.start[0], tok.string))
+            elif kind == tokenize.STRING:
+                if tok.end[0] > tok.start[0]:
+                    spans.append((tok.start[0], tok.end[0]))
+            elif kind == _FSTRING_START:
+                starts.append(tok.start[0])
+            elif kind == _FSTRING_END and starts:
+                first = starts.pop()
+                if tok.end[0] > first:
+                    spans.append((first, tok.end[0]))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         # Fall back to a plain scan; a `# noqa` inside a string may then count.
+        comments = []
         for n, line in enumerate(split_lines(source), 1):
             i = line.find("#")
             if i >= 0:
-                yield n, line[i:]
+                comments.append((n, line[i:]))
+    return comments, spans
+
+
+# Python 3.12 splits f-strings into tokens; before, an f-string is one STRING token.
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
+
+
+def string_spans(source: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every string that spans lines, f-strings included."""
+    return _scan(source)[1]
 
 
 def parse(source: str) -> Suppressions:
@@ -49,7 +77,8 @@ def parse(source: str) -> Suppressions:
     if "noqa" not in source.lower():
         return sup
     file_codes: set[str] = set()
-    for line, comment in _comments(source):
+    comments, spans = _scan(source)
+    for line, comment in comments:
         fm = _FILE.search(comment)
         if fm:
             file_codes |= _codes(fm)
@@ -57,6 +86,14 @@ def parse(source: str) -> Suppressions:
         m = _LINE.search(comment)
         if m:
             sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
+    # A directive after a multi-line string covers every line of the string (as in ruff),
+    # since no comment can be written inside it.
+    for first, last in spans if sup.lines else ():
+        codes = sup.lines.get(last)
+        if codes:
+            sup.covers[last] = min(first, sup.covers.get(last, first))
+            for line in range(first, last):
+                sup.lines[line] = sup.lines.get(line, frozenset()) | codes
     sup.file = frozenset(file_codes)
     return sup
 
@@ -69,8 +106,11 @@ def unused(source: str, path: str, raw, kind: tuple[str, str]):
     for d in raw:
         hits.setdefault(d.line, set()).add(d.code)
     out = []
+    covered = {line for last, first in sup.covers.items() for line in range(first, last)}
     for line, codes in sorted(sup.lines.items()):
-        found = hits.get(line, set())
+        if line in covered and line not in sup.covers:
+            continue  # no directive written here: it is the one after the string
+        found = set().union(*(hits.get(n, set()) for n in range(sup.covers.get(line, line), line + 1)))
         if ALL in codes:
             stale = [] if found else ["noqa"]
         else:

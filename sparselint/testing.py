@@ -11,6 +11,11 @@ A fixture declares its run-time outcome in a header comment and its findings inl
 hazard that the script detects itself); `# expect-crash` - the process dies from a signal
 (memory corruption); `# expect-ok` - it runs clean.
 Each `# SPLnnn` code in a trailing comment is one expected finding on that line.
+
+A bad fixture goes on after its hazard the way real code does (a GCN adjacency is normalised
+through its `.indices()` and `.values()` after the self loops are added): the lines after
+the hazard never run in the bad file, but they run once the fix is applied, so a fix that
+trades the hazard for a new one (an uncoalesced sum, say) fails the fixed-code run.
 """
 from __future__ import annotations
 

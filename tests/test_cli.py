@@ -210,9 +210,14 @@ def test_rule_command_and_version(cli):
     assert v.returncode == 0 and v.stdout.startswith("sparselint, version ")
 
 
-def test_diff_and_fix_conflict(cli, tmp_path):
-    r = cli("--diff", "--fix", write(tmp_path / "bad.py", BAD))
-    assert r.returncode == 2 and "--diff" in r.stderr
+def test_fix_with_diff_shows_without_writing(cli, tmp_path):
+    """As in ruff, `--fix --diff` is `--diff`: the diff on stdout, "Would fix" on stderr, the file untouched."""
+    path = write(tmp_path / "bad.py", BAD)
+    r = cli("--fix", "--diff", path)
+    assert r.returncode == 1, r.stderr
+    assert "+print(adj.coalesce().values().sum())" in r.stdout
+    assert "Would fix 1 finding." in r.stderr and "Fixed" not in r.stderr
+    assert (tmp_path / "bad.py").read_text() == BAD
 
 
 def test_fixtures_folder_as_a_whole(cli):

@@ -65,3 +65,61 @@ def test_progress_on_a_terminal(tmp_path):
     assert b"sparselint: checked 210/210 files" in out
     piped = subprocess.run([sys.executable, "-m", "sparselint", "--no-cache", str(tmp_path)], capture_output=True)
     assert b"checked" not in piped.stderr
+
+
+def test_add_noqa_never_writes_into_a_multiline_string(cli, tmp_path):
+    text = ("import torch\n"
+            "adj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\n"
+            "report = f\"\"\"\n"
+            "total: {adj.values().sum()}\n"
+            "\"\"\"\n"
+            "query = (adj.indices(),\n"
+            "         1)\n")
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    r = cli("--add-noqa", str(path))
+    assert r.returncode == 0 and "Added 2 noqa directives." in r.stdout, r.stdout + r.stderr
+    new = path.read_text()
+    assert new == text.replace('total: {adj.values().sum()}\n"""\n', 'total: {adj.values().sum()}\n"""  # noqa: SPL001\n') \
+                      .replace("query = (adj.indices(),\n", "query = (adj.indices(),  # noqa: SPL001\n")
+    r = cli("--no-cache", "--extend-select", "SPL904", str(path))
+    assert r.returncode == 0, r.stdout  # suppressed, and the directive counts as used
+
+
+def test_unsafe_fixes_hint_and_diff_wording(cli, tmp_path):
+    only_unsafe = "import torch\ns = torch.eye(3).to_sparse().requires_grad_()\ns.values().mul_(2)\n"
+    path = tmp_path / "m.py"
+    path.write_text(only_unsafe)
+    r = cli("--no-cache", str(path))
+    assert "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in r.stdout
+    path.write_text(BAD)
+    r = cli("--no-cache", str(path))
+    assert ("[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option)."
+            in r.stdout)
+    r = cli("--diff", str(path))
+    assert "Would fix 1 finding." in r.stderr and "Fixed" not in r.stderr + r.stdout
+    assert "1 more fix would be applied with the `--unsafe-fixes` option." in r.stderr
+    assert path.read_text() == BAD
+
+
+def test_short_version_and_top_level_help(cli):
+    r = cli("-V")
+    assert r.returncode == 0 and r.stdout.startswith("sparselint, version ")
+    r = cli("--help")
+    assert r.returncode == 0 and "`sparselint PATH...` is short for `sparselint check PATH...`" in " ".join(r.stdout.split())
+
+
+def test_readme_documents_every_option_and_engine_code(cli):
+    import re
+    from conftest import ROOT
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    help_lines = [l.strip() for l in cli("check", "--help").stdout.splitlines() if l.strip().startswith("-")]
+    options = {o for l in help_lines for o in re.findall(r"(--[a-z][a-z-]+|-[a-zA-Z])\b", l.split("  ")[0])}
+    assert {"-q", "--file-timeout", "--stdin-filename"} <= options
+    missing = sorted(o for o in options - {"-h", "--help"} if f"`{o}" not in readme and f"/{o}`" not in readme
+                     and f"{o}`" not in readme)
+    assert not missing, missing
+    for code in ("SPL900", "SPL901", "SPL902", "SPL903", "SPL904", "SPL905"):
+        assert f"`{code}`" in readme or code in readme, code
+    assert "`-V`" in readme or "sparselint -V" in readme

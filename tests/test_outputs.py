@@ -40,3 +40,36 @@ def test_gitlab_code_quality(cli, tmp_path):
     report = json.loads(cli("--no-cache", "--output-format", "gitlab", str(tmp_path / "m.py")).stdout)
     assert [(f["check_name"], f["location"]["lines"]["begin"]) for f in report] == [("SPL001", 3), ("SPL102", 5)]
     assert len({f["fingerprint"] for f in report}) == 2 and all(f["severity"] == "major" for f in report)
+
+
+def test_statistics_and_show_fixes_keep_stdout_parseable(cli, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(BAD)
+    r = cli("--no-cache", "--statistics", "--output-format", "json", str(path))
+    assert json.loads(r.stdout) == [
+        {"code": "SPL001", "name": "values-on-uncoalesced", "count": 1, "fixable": True},
+        {"code": "SPL102", "name": "inplace-on-leaf-values", "count": 1, "fixable": False}]
+    for fmt in ("sarif", "gitlab"):
+        r = cli("--no-cache", "--statistics", "--output-format", fmt, str(path))
+        json.loads(r.stdout)  # the findings, parseable; the table goes to stderr
+        assert "SPL001  [*] values-on-uncoalesced" in r.stderr
+    r = cli("--no-cache", "--statistics", "--output-format", "github", str(path))
+    assert all(l.startswith("::error ") for l in r.stdout.splitlines()), r.stdout
+    # --statistics alone: the table, not the findings
+    r = cli("--no-cache", "--statistics", str(path))
+    assert "    1  SPL001  [*] values-on-uncoalesced" in r.stdout and "m.py:3:" not in r.stdout
+    for fmt in ("json", "sarif", "gitlab"):
+        path.write_text(BAD)
+        r = cli("--fix", "--show-fixes", "--output-format", fmt, str(path))
+        json.loads(r.stdout)
+        assert f"{path}: 1 x SPL001" in r.stderr
+
+
+def test_sarif_uris_are_file_uris_for_absolute_paths(cli, tmp_path):
+    (tmp_path / "my model.py").write_text(BAD)
+    log = json.loads(cli("--no-cache", "--output-format", "sarif", str(tmp_path / "my model.py")).stdout)
+    uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == (tmp_path / "my model.py").as_uri() and uri.startswith("file:///") and "%20" in uri
+    log = json.loads(cli("--no-cache", "--output-format", "sarif", "my model.py", cwd=tmp_path).stdout)
+    uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "my%20model.py"  # relative stays relative to the checkout, as code scanning wants

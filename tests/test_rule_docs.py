@@ -53,3 +53,24 @@ def test_rule_reference_pages_are_current():
     for name, content in pages.items():
         with open(os.path.join(folder, name), encoding="utf-8") as fh:
             assert fh.read() == content, f"docs/rules/{name} is stale: run `python -m sparselint.docs`"
+
+
+def test_readme_fix_column_matches_the_fixes_the_cli_offers(cli):
+    """The README's "fix" column says what `--output-format json` really reports for each rule's
+    bad fixtures (SPL501's fix is unsafe, whatever capitalisation its doc uses)."""
+    import json
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        rows = [row.split("|") for row in fh.read().split(START)[1].split(END)[0].splitlines()
+                if row.startswith("| SPL")]
+    table = {cells[1].strip(): cells[-2].strip() for cells in rows}
+    for rule in RULES:
+        if not rule.fix_title:
+            assert table[rule.code] == "", rule.code
+            continue
+        folder = os.path.join(ROOT, "fixtures", rule.code)
+        bad = [os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith("_bad.py")]
+        found = json.loads(cli("--no-cache", "--select", rule.code, "--output-format", "json", *bad).stdout)
+        kinds = {d["fix"]["applicability"] for d in found if d["fix"]}
+        assert kinds, rule.code
+        assert table[rule.code] == " or ".join(k for k in ("safe", "unsafe") if k in kinds), rule.code
+    assert table["SPL501"] == "unsafe"

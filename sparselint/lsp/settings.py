@@ -50,7 +50,10 @@ class SettingsCache:
         """Settings for a file (None: an unsaved buffer with no file yet)."""
         folder = os.path.dirname(os.path.abspath(path)) if path else self.fallback_root
         if folder not in self._found:
-            self._found[folder] = pyproject.find(folder)
+            try:
+                self._found[folder] = pyproject.find(folder)
+            except ConfigError as exc:  # a pyproject.toml that does not parse is shown, not a crash
+                return Resolved(Settings(), None, error=str(exc))
         config = self._found[folder]
         if config is None:
             return Resolved(Settings(root=self.fallback_root), None)

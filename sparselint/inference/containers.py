@@ -1,0 +1,256 @@
+"""Parameter collections: lists, chains, comprehensions filtered on names or grads,
+param-group dicts, config dicts, and nn.Sequential / ModuleList / ModuleDict members."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from ..facts import LEAF, NOGRAD, Const, Fact, Instance, Literal, Module, Params, Tensor, grad_layout_of, union_flags, union_params
+from ..models import DENSE, SPARSE, Flags
+from ..names import dotted
+from .values import literal
+from .state import State
+
+
+class ContainerFacts:
+    """Methods of `Inference` (sparselint.inference.expressions)."""
+
+    def _strings(self, node: cst.BaseExpression, state: State) -> Optional[tuple]:
+        """A literal list or tuple of strings, written out or held by a name."""
+        if isinstance(node, (cst.List, cst.Tuple)):
+            out = tuple(literal(el.value) for el in node.elements)
+            return out if all(isinstance(v, str) for v in out) else None
+        fact = self.fact(node, state)
+        if isinstance(fact, Const) and isinstance(fact.value, tuple):
+            return fact.value
+        return None
+
+    def _dict(self, node: cst.Dict, state: State) -> Optional[Instance]:
+        """A config dict with literal keys: `cfg["sparse"]` reads the value's fact."""
+        attrs = []
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement):
+                return None
+            key = literal(el.key)
+            if not isinstance(key, str):
+                return None
+            fact = self.fact(el.value, state)
+            if fact is not None:
+                attrs.append((key, fact))
+        return Instance(cls="dict", attrs=tuple(attrs))
+
+    def _collection(self, node, state: State) -> Optional[Fact]:
+        """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, or param-group dicts."""
+        data = self._literal_data(node)
+        if data is not None:
+            return Literal(data)
+        words = self._strings(node, state) if node.elements else None
+        if words is not None:
+            return Const(value=words)
+        out: Optional[Params] = None
+        for el in node.elements:
+            if isinstance(el.value, cst.Dict):
+                part = self._param_group(el.value, state)
+            else:
+                fact = self.fact(el.value, state)
+                if isinstance(el, cst.StarredElement):
+                    part = fact if isinstance(fact, Params) else None
+                elif isinstance(fact, Tensor) and (fact.parameter or fact.grad == LEAF):
+                    part = params_of_tensor(fact, dotted(el.value))
+                else:
+                    part = None
+            if part is None:
+                return None
+            out = part if out is None else union_params(out, part)
+        return out
+
+    def _param_group(self, node: cst.Dict, state: State) -> Optional[Params]:
+        params, decay = None, None
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement):
+                return None
+            key = literal(el.key)
+            if key == "params":
+                fact = self.fact(el.value, state)
+                if isinstance(fact, Tensor) and fact.parameter:
+                    fact = params_of_tensor(fact, dotted(el.value))
+                params = fact if isinstance(fact, Params) else None
+            elif key == "weight_decay":
+                decay = self.value(el.value, state)
+        if params is None:
+            return None
+        return Params(flags=params.flags, paths=params.paths, parts=params.parts,
+                      groups=((params, decay),), evidence=params.evidence)
+
+    def _comprehension(self, node, state: State) -> Optional[Params]:
+        """`[p for n, p in model.named_parameters() if "emb" in n]` and similar filters."""
+        if node.for_in.inner_for_in is not None:
+            return None
+        source = self.fact(node.for_in.iter, state)
+        if not isinstance(source, Params):
+            return None
+        target = node.for_in.target
+        name_var = param_var = None
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and source.named:
+            name_var, param_var = (dotted(e.value) for e in target.elements)
+        else:
+            param_var = dotted(target)
+        if param_var is None or dotted(node.elt) != param_var:
+            return None
+        ifs = node.for_in.ifs
+        if not ifs:
+            return replace(source, named=False)
+        if len(ifs) > 1:
+            return _subset(source)
+        keep = _filter(ifs[0].test, name_var, param_var, lambda e: self._strings(e, state))
+        if keep is None:
+            return _subset(source)
+        kind, value = keep
+        if kind == "grad-sparse":
+            f = source.flags
+            flags = Flags(f.has_sparse if value else False, False if value else f.has_dense, f.sparse_param)
+            return Params(flags=flags, evidence=source.evidence)
+        if kind == "requires-grad":
+            return replace(source, named=False)
+        if source.parts is None:
+            return _subset(source)
+        chosen = tuple((n, f) for n, f in source.parts if value(n))
+        return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence)
+
+    def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
+        """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
+        items: list[tuple[str, cst.BaseExpression]] = []
+        if q.endswith("Sequential"):
+            if any(a.star or a.keyword for a in node.args):
+                return None
+            items = [(str(i), a.value) for i, a in enumerate(node.args)]
+        elif node.args:
+            inner = node.args[0].value
+            if isinstance(inner, (cst.List, cst.Tuple)) and q.endswith("ModuleList"):
+                items = [(str(i), el.value) for i, el in enumerate(inner.elements) if not isinstance(el, cst.StarredElement)]
+                if len(items) != len(inner.elements):
+                    return None
+            elif isinstance(inner, cst.Dict) and q.endswith("ModuleDict"):
+                for el in inner.elements:
+                    key = literal(el.key) if isinstance(el, cst.DictElement) else None
+                    if not isinstance(key, str):
+                        return None
+                    items.append((key, el.value))
+            else:
+                return None
+        parts: list[tuple[str, Flags]] = []
+        evidence: tuple = ()
+        for key, expr in items:
+            m = self.fact(expr, state)
+            if not isinstance(m, Module) or m.parts is None:
+                return None
+            parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
+            evidence += m.evidence
+        flags = union_flags(f for _, f in parts)
+        return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts), evidence=evidence)
+
+
+def _parameter_of(flags: Flags, evidence) -> Tensor:
+    """The one parameter tensor of a module part (an embedding's weight, an `nn.Parameter`)."""
+    grad_layout = grad_layout_of(flags)
+    if grad_layout == "mixed":
+        grad_layout = None
+    layout = "strided" if flags.sparse_param is False else None
+    return Tensor(layout=layout, grad=LEAF, parameter=True, grad_layout=grad_layout,
+                  grad_coalesced=False if grad_layout == "coo" else None, evidence=evidence)
+
+
+def params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
+    if t.grad_layout == "coo":
+        flags = SPARSE
+    elif t.grad_layout == "strided":
+        flags = DENSE
+    else:
+        flags = Flags(None, None, None)
+    if t.is_sparse and t.grad == NOGRAD:
+        return Params(flags=Flags(False, False, None), paths=(path,) if path else (), evidence=t.evidence)
+    if t.is_sparse:
+        flags = Flags(flags.has_sparse, flags.has_dense, True)
+    elif t.layout == "strided":
+        flags = Flags(flags.has_sparse, flags.has_dense, False)
+        if t.grad_layout is None and t.parameter:
+            flags = Flags(None, None, False)
+    return Params(flags=flags, paths=(path,) if path else (), parts=None, evidence=t.evidence)
+
+
+def _subset(p: Params) -> Params:
+    """Some unknown part of a collection: what it lacks, it still lacks."""
+    f = p.flags
+    return Params(flags=Flags(False if f.has_sparse is False else None, False if f.has_dense is False else None,
+                              False if f.sparse_param is False else None), evidence=p.evidence)
+
+
+def _filters_on_requires_grad(fn: cst.BaseExpression) -> bool:
+    return (isinstance(fn, cst.Lambda) and isinstance(fn.body, cst.Attribute)
+            and fn.body.attr.value == "requires_grad")
+
+
+def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str, strings=lambda e: None):
+    """What a comprehension filter keeps: ("name", predicate) on parameter names,
+    ("grad-sparse", bool), ("requires-grad", True), or None when it cannot be read.
+    `strings` reads a literal list of strings, also through a name (`no_decay`)."""
+    negate = False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negate, test = True, test.expression
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        # `p.grad is not None and p.grad.is_sparse`: the None check keeps every parameter
+        left = test.left
+        if _is_grad_check(left, param_var) and not negate:
+            return _filter(test.right, name_var, param_var, strings)
+        return None
+    if _is_grad_check(test, param_var) and not negate:
+        return ("requires-grad", True)  # every parameter has a grad after backward
+    if (name_var is not None and isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+            and test.func.value in ("any", "all") and len(test.args) == 1 and isinstance(test.args[0].value, cst.GeneratorExp)):
+        # `any(nd in n for nd in no_decay)`
+        gen = test.args[0].value
+        words = strings(gen.for_in.iter)
+        elt = gen.elt
+        if (words is not None and not gen.for_in.ifs and gen.for_in.inner_for_in is None
+                and isinstance(elt, cst.Comparison) and len(elt.comparisons) == 1
+                and isinstance(elt.comparisons[0].operator, cst.In)
+                and dotted(elt.left) == dotted(gen.for_in.target) and dotted(elt.comparisons[0].comparator) == name_var):
+            combine = any if test.func.value == "any" else all
+            return ("name", lambda n, ws=words, c=combine, k=not negate: c(w in n for w in ws) == k)
+        return None
+    d = dotted(test)
+    if d in (f"{param_var}.grad.is_sparse",):
+        return ("grad-sparse", not negate)
+    if d == f"{param_var}.requires_grad" and not negate:
+        return ("requires-grad", True)
+    if name_var is None:
+        return None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        right = test.comparisons[0].comparator
+        lit = literal(test.left)
+        if isinstance(lit, str) and dotted(right) == name_var and isinstance(op, (cst.In, cst.NotIn)):
+            keep_in = isinstance(op, cst.In) != negate
+            return ("name", lambda n, s=lit, k=keep_in: (s in n) == k)
+        rlit = literal(right)
+        if dotted(test.left) == name_var and isinstance(rlit, str) and isinstance(op, (cst.Equal, cst.NotEqual)):
+            eq = isinstance(op, cst.Equal) != negate
+            return ("name", lambda n, s=rlit, k=eq: (n == s) == k)
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and dotted(test.func.value) == name_var:
+        method = test.func.attr.value
+        if method in ("startswith", "endswith") and len(test.args) == 1:
+            lit = literal(test.args[0].value)
+            if isinstance(lit, str):
+                return ("name", lambda n, s=lit, m=method, k=not negate: getattr(n, m)(s) == k)
+    return None
+
+
+def _is_grad_check(test: cst.BaseExpression, param_var: str) -> bool:
+    """`p.grad is not None`."""
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot) and dotted(test.left) == f"{param_var}.grad"
+            and literal(test.comparisons[0].comparator) is None)
+

@@ -1,0 +1,316 @@
+"""What a statement changes: bindings, in-place updates, optimizer steps, frozen
+parameters, tensors saved for backward, and the facts inside a branch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from .. import torchapi as api
+from ..diagnostics import Evidence
+from ..facts import LEAF, NOGRAD, Const, Fact, Module, Optimizer, Params, Scalar, Tensor, element_of, union_flags
+from ..models import NONE as NO_GRADS
+from ..names import dotted
+from ..tree import children
+from .values import _CONSTANTS, _UNKNOWN, arg, literal
+from .state import State
+
+
+class Effects:
+    """Methods of `Inference` (sparselint.inference.expressions)."""
+
+    def apply(self, stmt: cst.BaseSmallStatement, state: State) -> State:
+        """The facts after a simple statement."""
+        value = getattr(stmt, "value", None)
+        value_fact = self.fact(value, state) if isinstance(value, cst.BaseExpression) else None
+        out = state.copy()
+        for node in (self.calls.calls_in(stmt) if self.calls is not None else _calls_in(stmt)):
+            if isinstance(node, cst.Call):
+                self._call_effect(node, out)
+            else:
+                # `p @ x` / `x @ p`: a sparse parameter in a dense product gets a dense grad
+                self._sparse_operand_effect("@", node.left, node.right, out, node)
+                self._sparse_operand_effect("@", node.right, node.left, out, node)
+        if isinstance(stmt, cst.Assign):
+            for target in stmt.targets:
+                self._bind(target.target, value_fact, out, value)
+        elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            self._bind(stmt.target, value_fact, out, stmt.value)
+        elif isinstance(stmt, cst.AugAssign):
+            target, path = self.tensor(stmt.target, state), dotted(stmt.target)
+            after = self._probed(stmt, state, target)
+            if after is not None and path:
+                out.env[path] = replace(target, coalesced=after.coalesced, evidence=after.evidence)
+            else:
+                self._inplace_update(stmt.target, isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign)), stmt, out)
+        elif isinstance(stmt, cst.Del):
+            for el in _del_targets(stmt.target):
+                p = dotted(el)
+                if p:
+                    out.bind(p, None)
+        return out
+
+    def truth(self, test: cst.BaseExpression, state: State) -> Optional[bool]:
+        """The value of a branch test that depends only on literals the facts hold (`if clip:`
+        with `clip=False` passed or defaulted, `if name == "adam":`, `if self.max_norm is
+        not None:`); None when it cannot be decided."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.truth(test.expression, state)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.truth(test.left, state), self.truth(test.right, state)
+            if isinstance(test.operator, cst.And):
+                return False if False in (left, right) else True if left is True and right is True else None
+            return True if True in (left, right) else False if left is False and right is False else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            a, b = self._known_value(test.left, state), self._known_value(test.comparisons[0].comparator, state)
+            if a is _UNKNOWN or b is _UNKNOWN:
+                return None
+            if isinstance(op, cst.Is):
+                return a is b if b is None or a is None else None
+            if isinstance(op, cst.IsNot):
+                return a is not b if b is None or a is None else None
+            if isinstance(op, (cst.Equal, cst.NotEqual)) and type(a) is type(b) and isinstance(a, (str, bool, int)):
+                return (a == b) == isinstance(op, cst.Equal)
+            return None
+        v = self._known_value(test, state)
+        if v is _UNKNOWN or not isinstance(v, (bool, int, float, str, type(None))):
+            return None
+        return bool(v)
+
+    def _known_value(self, node: cst.BaseExpression, state: State):
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and not (
+                isinstance(node, cst.Name) and node.value in _CONSTANTS):
+            fact = self.fact(node, state)
+            if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
+                return fact.value
+            return _UNKNOWN
+        return literal(node)
+
+    def refine(self, test: cst.BaseExpression, state: State, truth: bool) -> State:
+        """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.refine(test.expression, state, not truth)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and truth:
+            return self.refine(test.right, self.refine(test.left, state, True), True)
+        sparse, subject = None, None
+        if isinstance(test, cst.Attribute) and test.attr.value == "is_sparse":
+            subject, sparse = test.value, truth
+        elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+              and isinstance(test.left, cst.Attribute) and test.left.attr.value == "layout"):
+            op = test.comparisons[0].operator
+            layout = api.LAYOUT_NAMES.get(self.names.qualify(test.comparisons[0].comparator) or "")
+            if layout is not None and isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+                equal = isinstance(op, (cst.Equal, cst.Is)) == truth
+                subject = test.left.value
+                sparse = (layout != "strided") if equal else (True if layout == "strided" else None)
+        path = dotted(subject) if subject is not None else None
+        if path is None or sparse is None:
+            return state
+        old = self.tensor(subject, state) or Tensor()
+        if sparse and old.is_sparse:
+            return state
+        out = state.copy()
+        new = replace(old, layout="sparse" if sparse else "strided", coalesced=None if sparse else old.coalesced)
+        out.env[path] = new if not sparse or old.layout is None else old
+        return out
+
+    def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: State) -> State:
+        out = state.copy()
+        it = self.fact(iterable, state)
+        where = iterable
+        if isinstance(it, Params):
+            element = element_of(it, where)
+            if it.named and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                first = dotted(target.elements[0].value)
+                if first:
+                    out.bind(first, None)
+                target = target.elements[1].value
+            p = dotted(target)
+            if p:
+                out.bind(p, element)
+                return out
+        for name in _target_paths(target):
+            out.bind(name, None)
+        return out
+
+    def _bind(self, target: cst.BaseExpression, fact: Optional[Fact], state: State, value) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for p in _target_paths(target):
+                state.bind(p, None)
+            return
+        path = dotted(target)
+        if path is None:
+            return
+        if isinstance(target, cst.Attribute) and target.attr.value == "data":
+            # `p.data = p.data.coalesce()` swaps the storage of `p`, keeping its autograd identity.
+            owner = dotted(target.value)
+            old = (state.env.get(owner) or self.lookup(owner, state)) if owner else None
+            if owner and isinstance(old, Tensor) and isinstance(fact, Tensor):
+                state.env[owner] = replace(old, layout=fact.layout, coalesced=fact.coalesced,
+                                           evidence=old.evidence + fact.evidence[-1:])
+            elif owner:
+                state.bind(owner, None)
+            return
+        if (isinstance(target, cst.Attribute) and target.attr.value == "requires_grad"
+                and isinstance(fact, Const) and fact.value is False and self._freeze(dotted(target.value) or "", state)):
+            return
+        if isinstance(fact, Tensor) and fact.is_grad is False and isinstance(target, cst.Attribute) and target.attr.value == "grad":
+            fact = replace(fact, is_grad=True, grad=NOGRAD)
+        if isinstance(fact, Tensor) and fact.evidence:
+            where = target
+            fact = fact.why(where, f"assigned to `{path}`")
+        state.bind(path, fact)
+        # A tensor passed as the values of a sparse constructor is remembered as such.
+        if isinstance(value, cst.Call):
+            q = self.names.qualify(value.func)
+            if q in api.SPARSE_CONSTRUCTORS:
+                vnode = arg(value, api.SPARSE_CONSTRUCTORS[q][1], "values")
+                vpath = dotted(vnode) if vnode is not None else None
+                vt = state.env.get(vpath) if vpath else None
+                if isinstance(vt, Tensor) and vt.layout == "strided":
+                    state.env[vpath] = replace(vt, values_of_sparse=True)
+
+    def _inplace_update(self, target, adds_entries: bool, node, state: State) -> None:
+        path = dotted(target)
+        fact = state.env.get(path) if path else None
+        if isinstance(fact, Tensor) and fact.is_coo and adds_entries:
+            where = node
+            state.env[path] = replace(fact, coalesced=False).why(where, "an in-place update adds entries, leaving it uncoalesced")
+
+    def _call_effect(self, call: cst.Call, state: State) -> None:
+        func = call.func
+        outcome = self.calls.outcome(call) if self.calls is not None else None
+        if outcome is not None:
+            for path in sorted(outcome.effects, key=len):
+                state.bind(path, outcome.effects[path])
+            return
+        q = self.names.qualify(func)
+        where = call
+        if q is not None:
+            if q in api.BACKWARD_FUNCTIONS:
+                state.saved.clear()
+            if q in api.PRODUCTS or q in api.GRAD_COALESCED_BY:
+                a_at, b_at = api.PRODUCTS.get(q, (0, None))
+                a = arg(call, a_at)
+                b = arg(call, b_at) if b_at is not None else None
+                self._sparse_operand_effect(q, a, b, state, where)
+            if q in api.FUNCTIONAL_EMBEDDINGS and literal(arg(call, None, "sparse")) is True:
+                w = arg(call, 1, "weight")
+                wp = dotted(w) if w is not None else None
+                wt = state.env.get(wp) if wp else None
+                if wp and isinstance(wt, Tensor):
+                    state.env[wp] = replace(wt, grad_layout="coo", grad_coalesced=False).why(
+                        where, "`F.embedding(..., sparse=True)` gives it an uncoalesced sparse grad")
+            return
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        recv_path = dotted(func.value)
+        if method == "backward":
+            state.saved.clear()
+            return
+        if recv_path is None:
+            return
+        recv = state.env.get(recv_path) or self.lookup(recv_path, state)
+        if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
+            if self._freeze(recv_path, state):
+                return
+        if isinstance(recv, Tensor):
+            if method == "requires_grad_":
+                state.env[recv_path] = self._tensor_method(recv, method, call, state, where)
+            elif method == "retain_grad":
+                state.env[recv_path] = replace(recv, retains_grad=True)
+            elif recv.is_coo and method.endswith("_") and self._probed(call, state, recv) is not None:
+                after = self._probed(call, state, recv)
+                state.env[recv_path] = replace(recv, coalesced=after.coalesced, evidence=after.evidence)
+            elif method in api.UNCOALESCING_UPDATES:
+                self._inplace_update(func.value, True, call, state)
+            elif method == "to_dense":
+                self._sparse_operand_effect("to_dense", func.value, None, state, where)
+            elif method == "sum" and not call.args:
+                self._sparse_operand_effect("sum", func.value, None, state, where)
+        elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
+            for p in recv.params.paths:
+                t = state.env.get(p) or self.lookup(p, state)
+                if isinstance(t, Tensor) and t.is_coo:
+                    state.env[p] = replace(t, coalesced=False).why(
+                        where, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")
+
+    def _freeze(self, path: str, state: State) -> bool:
+        """`model.emb.weight.requires_grad_(False)`: that parameter gets no gradient, in the
+        module that owns it (the nearest enclosing path with a module fact)."""
+        parts = path.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner, suffix = ".".join(parts[:cut]), ".".join(parts[cut:])
+            module = state.env.get(owner) or self.lookup(owner, state)
+            if not isinstance(module, Module):
+                continue
+            if module.parts is None:
+                state.bind(owner, None)  # which parameter it was is unknown
+                return True
+            frozen = tuple((n, NO_GRADS if n == suffix or n.startswith(suffix + ".") else f) for n, f in module.parts)
+            state.env[owner] = replace(module, parts=frozen, flags=union_flags(f for _, f in frozen))
+            return True
+        return False
+
+    def _sparse_operand_effect(self, q: str, a, b, state: State, where) -> None:
+        ap = dotted(a) if a is not None else None
+        at = state.env.get(ap) if ap else None
+        if not isinstance(at, Tensor) or not at.is_sparse:
+            return
+        if at.grad == LEAF and q in api.DENSE_GRAD_PRODUCTS:
+            state.env[ap] = replace(at, grad_layout="strided", grad_coalesced=None).why(
+                where, f"`{q.split('.')[-1]}` gives a sparse parameter a dense (strided) grad")
+            at = state.env[ap]
+        elif at.grad == LEAF and at.is_coo:
+            coalesced = False if q == "to_dense" else api.GRAD_COALESCED_BY.get(q, False)
+            if at.grad_layout == "coo" and at.grad_coalesced is False:
+                coalesced = False
+            text = f"the backward of `{q.split('.')[-1]}` gives it a {'coalesced' if coalesced else 'uncoalesced'} sparse grad"
+            at = replace(at, grad_layout="coo", grad_coalesced=coalesced).why(where, text)
+            state.env[ap] = at
+        bt = self.tensor(b, state) if b is not None else None
+        if bt is not None and bt.requires_grad and self.grad_enabled:
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
+
+
+def _calls_in(node: cst.CSTNode) -> list:
+    """Calls and matrix products in evaluation order (inner first), not entering lambdas."""
+    out: list = []
+
+    def walk(n: cst.CSTNode) -> None:
+        if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            return
+        for child in children(n):
+            walk(child)
+        if isinstance(n, cst.Call) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply)):
+            out.append(n)
+
+    try:
+        walk(node)
+    except RecursionError:
+        return []
+    return out
+
+
+def _target_paths(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = []
+        for el in target.elements:
+            out.extend(_target_paths(el.value))
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _target_paths(target.value)
+    p = dotted(target)
+    return [p] if p else []
+
+
+def _del_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [el.value for el in target.elements]
+    return [target]
+

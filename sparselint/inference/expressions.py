@@ -1,0 +1,288 @@
+"""Expressions: the fact of a name, an attribute chain, an operator or a call."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+import libcst as cst
+
+from .. import shapes
+from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Module, Params, Scalar, Tensor, attr_of, union_params
+from ..names import Names, dotted
+from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
+from .state import State
+from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset
+from .torch_calls import TorchCalls, _literal_tensor
+from .effects import Effects
+
+
+class Inference(ContainerFacts, TorchCalls, Effects):
+    """Derives facts for one scope (module body or one function body)."""
+
+    def __init__(
+        self,
+        names: Names,
+        summary: Callable[[str], Optional[Fact]] = lambda name: None,
+        outer: Optional[dict[str, Fact]] = None,
+        locals_: frozenset[str] = frozenset(),
+        models: Optional[Callable[..., Optional[Module]]] = None,
+        calls=None,
+        project_names: frozenset[str] = frozenset(),
+    ):
+        self.names = names
+        self.summary = summary
+        self.outer = outer or {}
+        self.locals = locals_
+        self.models = models
+        # call-site analyses of the file's own functions and classes (sparselint.calls)
+        self.calls = calls
+        # names of the functions and classes the file defines at module level
+        self.project_names = project_names
+        self.grad_enabled = True
+
+    def lookup(self, path: str, state: State) -> Optional[Fact]:
+        fact = state.env.get(path)
+        if fact is not None:
+            return fact
+        head = path.split(".")[0]
+        if head in self.locals:
+            return None
+        return self.outer.get(path)
+
+    def tensor(self, node: cst.BaseExpression, state: State) -> Optional[Tensor]:
+        fact = self.fact(node, state)
+        return fact if isinstance(fact, Tensor) else None
+
+    def value(self, node: Optional[cst.BaseExpression], state: State):
+        """The Python value of a literal, or of a name that holds one (`sparse=sparse`)."""
+        v = literal(node)
+        if v is _UNKNOWN and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            fact = self.fact(node, state)
+            if isinstance(fact, (Const, Scalar)) and (fact.value is not None or isinstance(fact, Const)):
+                return fact.value
+        return v
+
+    def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
+        """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
+        q = self.names.qualify(func)
+        if q is None and isinstance(func, (cst.Name, cst.Attribute, cst.Subscript)):
+            fact = self.fact(func, state)
+            if isinstance(fact, Callee) and not fact.local:
+                return fact.target
+        return q
+
+    def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
+        # Facts are memoised for the length of one outermost evaluation (the state cannot
+        # change inside it), so that asking the op table about a call, which looks at its
+        # operands again, stays linear in the depth of nested calls.
+        memo = getattr(self, "_memo", None)
+        top = memo is None
+        if top:
+            memo = self._memo = {}
+        try:
+            key = (id(node), id(state))
+            if key not in memo:
+                memo[key] = self._fact(node, state)
+            return memo[key]
+        except RecursionError:
+            return None
+        finally:
+            if top:
+                self._memo = None
+
+    def _fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
+        if isinstance(node, cst.Name):
+            if node.value in _CONSTANTS:
+                return _CONSTANTS[node.value]
+            fact = self.lookup(node.value, state)
+            if fact is None and node.value in self.project_names and node.value not in self.locals:
+                return Callee(target=node.value, local=True)
+            return fact
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return Scalar(value=literal(node))
+        if isinstance(node, cst.SimpleString):
+            v = literal(node)
+            return Const(value=v) if isinstance(v, str) and len(v) <= 80 else None
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node, state)
+        if isinstance(node, cst.Dict):
+            return self._dict(node, state)
+        if isinstance(node, cst.Call):
+            return self._call(node, state)
+        if isinstance(node, cst.BinaryOperation):
+            return self._binary(node, state)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            t = self.tensor(node.expression, state)
+            return self._derived(t, t.layout, None, [t], elementwise=True) if t else None
+        if isinstance(node, cst.Subscript):
+            base = self.fact(node.value, state)
+            if isinstance(base, Tensor) and base.layout == "strided":
+                return self._derived(base, "strided", None, [base])
+            if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
+                key = self.value(getattr(node.slice[0].slice, "value", None), state)
+                return attr_of(base.attrs, key) if isinstance(key, str) else None
+            return None
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return self._collection(node, state)
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            return self._comprehension(node, state)
+        return None
+
+    def _grad_of(self, inputs: list[Optional[Tensor]]) -> Optional[str]:
+        if not self.grad_enabled:
+            return NOGRAD
+        states = [t.requires_grad if t is not None else None for t in inputs]
+        if any(s is True for s in states):
+            return NONLEAF
+        if states and all(s is False for s in states):
+            return NOGRAD
+        return None
+
+    def _derived(self, base: Optional[Tensor], layout, coalesced, inputs, origin="op", elementwise=False) -> Tensor:
+        """A new tensor computed from `inputs`; an elementwise op keeps the base's needs."""
+        ev = base.evidence if base is not None else ()
+        needs = bool(elementwise and base is not None and base.needs_sparse_grad)
+        return Tensor(layout=layout, coalesced=coalesced, grad=self._grad_of(inputs), origin=origin,
+                      needs_sparse_grad=needs, evidence=ev)
+
+    def _attribute(self, node: cst.Attribute, state: State) -> Optional[Fact]:
+        path = dotted(node)
+        if path is not None:
+            fact = self.lookup(path, state)
+            if fact is not None:
+                return fact
+        attr = node.attr.value
+        q = self.names.qualify(node)
+        if q is not None:
+            return Callee(target=q) if _is_optimizer_class(q) else None
+        base = self.fact(node.value, state)
+        where = node
+        if isinstance(base, Instance):
+            return attr_of(base.attrs, attr)
+        if isinstance(base, Tensor):
+            if attr == "grad":
+                if base.grad_layout in ("coo", "strided"):
+                    t = Tensor(layout=base.grad_layout, coalesced=base.grad_coalesced, grad=NOGRAD, is_grad=True, origin="grad", evidence=base.evidence)
+                    if base.grad_layout == "coo":
+                        state_text = {False: "uncoalesced", True: "coalesced", None: "of unknown coalescing"}[base.grad_coalesced]
+                        return t.why(where, f"its `.grad` is a sparse COO tensor, {state_text}")
+                    return t.why(where, "its `.grad` is dense")
+                if base.grad_layout == "mixed":
+                    return Tensor(grad=NOGRAD, is_grad=True, origin="grad", evidence=base.evidence)
+                return None
+            if attr == "data":
+                return replace(base, grad=NOGRAD, parameter=False, origin="data")
+            if attr == "T" and base.literal is not None:
+                value = shapes.transpose(base.literal)
+                return _literal_tensor(value, base) if value is not None else None
+            if attr in ("T", "mT", "H", "mH"):
+                return self._derived(base, base.layout, None, [base])
+            return None
+        if isinstance(base, Module):
+            held = attr_of(base.attrs, attr)
+            if held is not None:
+                return held
+            exact = [f for p, f in base.parts or () if p == attr]
+            if exact:
+                return _parameter_of(exact[0], base.evidence)
+            child = base.child(attr)
+            if child is not None and child.parts == (("", child.flags),):
+                return _parameter_of(child.flags, child.evidence)
+            if child is not None:
+                return child
+            if attr in ("weight", "bias") and base.kind in ("Embedding", "EmbeddingBag"):
+                return _parameter_of(base.flags, base.evidence)
+        return None
+
+    def _binary(self, node: cst.BinaryOperation, state: State) -> Optional[Fact]:
+        op = node.operator
+        left, right = node.left, node.right
+        if isinstance(op, cst.Add):
+            lp, rp = self.fact(left, state), self.fact(right, state)
+            if isinstance(lp, Params) and isinstance(rp, Params):
+                return union_params(lp, rp)
+        lt, rt = self.tensor(left, state), self.tensor(right, state)
+        if isinstance(op, cst.MatrixMultiply):
+            if lt is None:
+                return None
+            layout = "strided" if rt is not None and rt.layout == "strided" else None
+            return self._derived(lt, layout, None, [lt, rt])
+        scalar_l = is_number(left) or isinstance(self.fact(left, state), Scalar)
+        scalar_r = is_number(right) or isinstance(self.fact(right, state), Scalar)
+        if scalar_l and scalar_r:
+            return Scalar()
+        if isinstance(op, (cst.Multiply, cst.Divide)):
+            if lt is not None and scalar_r:
+                return self._probed(node, state, lt) or self._derived(lt, lt.layout, None, [lt], elementwise=True)
+            if rt is not None and scalar_l and isinstance(op, cst.Multiply):
+                return self._probed(node, state, rt) or self._derived(rt, rt.layout, None, [rt], elementwise=True)
+        if lt is None or rt is None:
+            if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l):
+                return self._derived(lt, "strided", None, [lt])
+            if rt is not None and rt.layout == "strided" and (scalar_l or scalar_r):
+                return self._derived(rt, "strided", None, [rt])
+            return None
+        if lt.layout == "strided" and rt.layout == "strided":
+            return self._derived(lt, "strided", None, [lt, rt])
+        if isinstance(op, cst.Multiply) and (lt.is_sparse or rt.is_sparse) and None not in (lt.layout, rt.layout):
+            sparse = lt if lt.is_sparse else rt
+            return self._derived(sparse, sparse.layout, None, [lt, rt])
+        if isinstance(op, (cst.Add, cst.Subtract)) and lt.is_coo and rt.is_coo:
+            return self._probed(node, state, lt)
+        return None
+
+    def _call(self, node: cst.Call, state: State) -> Optional[Fact]:
+        func = node.func
+        where = node
+        outcome = self.calls.outcome(node) if self.calls is not None else None
+        if outcome is not None and outcome.returned is not None:
+            return outcome.returned
+        q = self.callee_name(func, state)
+        if q == "functools.partial" and node.args and not node.args[0].keyword:
+            target = self.callee_name(node.args[0].value, state)
+            if target is not None:
+                kws = tuple((a.keyword.value, self.value(a.value, state)) for a in node.args[1:] if a.keyword is not None)
+                return Callee(target=target, keywords=kws)
+            return None
+        if q is not None:
+            return self._torch_call(q, node, state, where)
+        if isinstance(func, cst.Name):
+            if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
+                inner = self.fact(node.args[0].value, state)
+                return inner if isinstance(inner, Params) else None
+            if func.value == "filter" and len(node.args) == 2:
+                inner = self.fact(node.args[1].value, state)
+                if isinstance(inner, Params):
+                    return inner if _filters_on_requires_grad(node.args[0].value) else _subset(inner)
+                return None
+            fact = self.summary(func.value)
+            if isinstance(fact, Tensor):
+                return fact.why(where, f"returned by `{func.value}()`")
+            if fact is not None:
+                return fact
+        model = self.models(node, self, state) if self.models is not None else None
+        if model is not None:
+            return model
+        if isinstance(func, cst.Attribute):
+            recv = self.fact(func.value, state)
+            method = func.attr.value
+            if isinstance(recv, Tensor):
+                return self._tensor_method(recv, method, node, state, where)
+            if recv is None and method in _FIXED_RESULT:
+                # the operation alone fixes the result's layout, whatever the receiver is
+                layout, coalesced = _FIXED_RESULT[method]
+                t = Tensor(layout=layout, coalesced=coalesced, origin="conversion")
+                return t.why(where, f"`.{method}()` returns a {'coalesced ' if coalesced else ''}sparse {layout.upper()} tensor")
+            if isinstance(recv, Module):
+                if method in ("parameters", "named_parameters"):
+                    return Params(flags=recv.flags, named=method == "named_parameters", parts=recv.parts,
+                                  evidence=recv.evidence)
+                if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
+                    return recv
+        if isinstance(func, cst.Name) or isinstance(func, cst.Attribute):
+            callee = self.fact(func, state)
+            if isinstance(callee, Module):
+                return Tensor(layout="strided", grad=NONLEAF if self.grad_enabled else NOGRAD, origin="op")
+        return None
+

@@ -1,0 +1,287 @@
+"""The results of torch calls and tensor methods: constructors, conversions, products,
+reductions, and what the op table says of every other op."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from .. import opcall, optable, shapes
+from .. import torchapi as api
+from ..diagnostics import Evidence
+from ..facts import LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
+from ..models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
+from ..names import Names
+from .values import arg, literal
+from .state import State
+
+
+class TorchCalls:
+    """Methods of `Inference` (sparselint.inference.expressions)."""
+
+    def _torch_call(self, q: str, node: cst.Call, state: State, where) -> Optional[Fact]:
+        short = q
+        if q in api.SPARSE_CONSTRUCTORS:
+            layout, values_at = api.SPARSE_CONSTRUCTORS[q]
+            if layout == "sparse":
+                lay = arg(node, None, "layout")
+                layout = api.LAYOUT_NAMES.get(self.names.qualify(lay) if lay is not None else "", "sparse")
+            values = arg(node, values_at, "values")
+            if values is None:
+                return None
+            vt = self.tensor(values, state)
+            rg = literal(arg(node, None, "requires_grad"))
+            if rg is True:
+                grad, how = LEAF, "a leaf that requires grad (`requires_grad=True`)"
+            else:
+                grad = self._grad_of([vt])
+                how = "in the autograd graph: its values require grad" if grad == NONLEAF else ""
+            coalesced = None
+            text = f"built by `{short}`"
+            if layout == "coo":
+                coalesced = literal(arg(node, None, "is_coalesced")) is True
+                if not coalesced:
+                    text += " without `is_coalesced=True`, so it is uncoalesced"
+            ev = (vt.evidence if vt is not None and grad == NONLEAF else ())
+            t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev)
+            t = t.why(where, text + (f"; {how}" if how else ""))
+            return t
+        if q in api.DATA_FACTORIES:
+            data_node = arg(node, 0, "data")
+            data = self._literal_data(data_node) if data_node is not None else None
+            rg = literal(arg(node, None, "requires_grad"))
+            t = Tensor(layout="strided", grad=LEAF if rg is True else NOGRAD, origin="factory")
+            if rg is True:
+                t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
+            return _literal_tensor(data, t) if data is not None else t
+        if q == "torch.Size":
+            data = self._literal_data(arg(node, 0)) if node.args else ()
+            return Literal(data) if data is not None else None
+        if q in ("torch.stack", "torch.cat"):
+            items = arg(node, 0, "tensors")
+            dim = literal(arg(node, 1, "dim")) if arg(node, 1, "dim") is not None else 0
+            if isinstance(items, (cst.List, cst.Tuple)) and isinstance(dim, int):
+                tensors = [self.tensor(el.value, state) for el in items.elements]
+                if tensors and all(t is not None and t.literal is not None for t in tensors):
+                    fn = shapes.stack if q == "torch.stack" else shapes.cat
+                    value = fn([t.literal for t in tensors], dim)
+                    if value is not None:
+                        return _literal_tensor(value, tensors[0])
+                return self._probed(node, state, tensors[0] if tensors else None)
+            return None
+        if q in api.LIKE_FACTORIES:
+            src = arg(node, 0, "input")
+            st = self.tensor(src, state) if src is not None else None
+            if st is None or st.layout != "strided":
+                return None
+            rg = literal(arg(node, None, "requires_grad"))
+            return Tensor(layout="strided", grad=LEAF if rg is True else NOGRAD, origin="factory", shape=st.shape)
+        if q in api.DENSE_FACTORIES:
+            rg_node = arg(node, None, "requires_grad")
+            rg = literal(rg_node)
+            grad = LEAF if rg is True else NOGRAD if rg_node is None or rg is False else None
+            dims = [literal(a.value) for a in node.args if a.keyword is None]
+            shape = tuple(dims) if q in api.SHAPE_FACTORIES and dims and all(
+                isinstance(d, int) and not isinstance(d, bool) for d in dims) else None
+            t = Tensor(layout="strided", grad=grad, origin="factory", shape=shape)
+            if grad == LEAF:
+                t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
+            return t
+        if q == api.PARAMETER:
+            inner = arg(node, 0, "data")
+            it = self.tensor(inner, state) if inner is not None else None
+            rg = literal(arg(node, 1, "requires_grad"))
+            layout = it.layout if it is not None else None
+            coalesced = it.coalesced if it is not None else None
+            t = Tensor(layout=layout, coalesced=coalesced, grad=NOGRAD if rg is False else LEAF, parameter=True,
+                       origin="parameter", evidence=it.evidence if it is not None else ())
+            kind = "a sparse" if t.is_sparse else "an"
+            return t.why(where, f"{kind} `nn.Parameter`: a leaf that requires grad")
+        if q in api.EMBEDDINGS:
+            sparse = self.value(arg(node, None, "sparse"), state)
+            mode = self.value(arg(node, None, "mode"), state)
+            kind = api.EMBEDDINGS[q]
+            flags = SPARSE if sparse is True else DENSE if arg(node, None, "sparse") is None or sparse is False else UNKNOWN
+            if q.endswith("from_pretrained") and self.value(arg(node, None, "freeze"), state) is not False:
+                flags = NO_GRADS  # frozen: its weight never gets a gradient
+            m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
+            if flags is SPARSE:
+                m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
+            return m
+        if q in api.CONTAINERS:
+            return self._container(q, node, state)
+        if q.startswith("torch.nn.") and q.count(".") == 2 and q.split(".")[-1][:1].isupper() and q not in api.CONTAINERS:
+            return Module(kind=q.split(".")[-1], flags=DENSE, parts=api.dense_layer_parts(q))
+        if q in api.CHAINS:
+            out = None
+            for a in node.args:
+                f = self.fact(a.value, state)
+                if not isinstance(f, Params):
+                    return None
+                out = f if out is None else union_params(out, f)
+            return out
+        if q.startswith(api.OPTIMIZER_PREFIX) and q.count(".") == 2 and q.split(".")[-1][:1].isupper():
+            params = arg(node, 0, "params")
+            pf = self.fact(params, state) if params is not None else None
+            return Optimizer(kind=q.split(".")[-1], params=pf if isinstance(pf, Params) else None,
+                             evidence=(Evidence.at(where, f"`{q.split('.')[-1]}` optimizer"),))
+        if q in api.PRODUCTS:
+            a_at, b_at = api.PRODUCTS[q]
+            a, b = arg(node, a_at), arg(node, b_at)
+            at = self.tensor(a, state) if a is not None else None
+            bt = self.tensor(b, state) if b is not None else None
+            if at is None and bt is None:
+                return None
+            layout = "strided" if bt is not None and bt.layout == "strided" else "coo" if bt is not None and bt.is_sparse and q.startswith("torch.sparse") else None
+            t = self._derived(at or bt, layout, None, [at, bt])
+            if layout == "coo" and at is not None and at.is_coo:
+                t = replace(t, coalesced=getattr(opcall.result_of(self._op_uses(node, state)), "coalesced", None))
+            if layout == "coo" and at is not None and at.is_sparse:
+                t = replace(t, needs_sparse_grad=True).why(where, f"`{short}(sparse, sparse)` returns a sparse tensor whose backward needs a sparse gradient")
+            return t
+        if q in api.SPARSE_RESULT:
+            a = arg(node, 0)
+            at = self.tensor(a, state) if a is not None else None
+            if at is None:
+                return None
+            t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
+            return t.why(where, f"`{short}` returns a sparse tensor whose backward needs a sparse gradient")
+        if q == "torch.sparse.sum":
+            a = arg(node, 0)
+            at = self.tensor(a, state) if a is not None else None
+            if at is None:
+                return None
+            dim = arg(node, 1, "dim")
+            if dim is None:
+                return self._derived(at, "strided", None, [at])
+            t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
+            return t.why(where, "`torch.sparse.sum(..., dim)` returns a sparse tensor whose backward needs a sparse gradient")
+        first = arg(node, 0)
+        return self._probed(node, state, self.tensor(first, state) if first is not None else None)
+
+    def _probed(self, node, state: State, base: Optional[Tensor], fallback: Optional[bool] = None,
+                layout: Optional[str] = None) -> Optional[Tensor]:
+        """The result of an op on a sparse COO operand as the op table records it (layout and
+        coalescing); `fallback` is the coalescing to assume when the table does not say."""
+        if base is None or base.layout not in ("coo", "csr", "csc"):
+            return None
+        result = opcall.result_of(self._op_uses(node, state))
+        if result is not None and base.is_compressed and result.layout in ("csr", "csc"):
+            return self._derived(base, result.layout, None, [base], elementwise=True)  # `csr.t()` is CSC
+        if base.is_compressed or result is None or result.layout != "coo":
+            return self._derived(base, layout, fallback, [base], elementwise=True) if layout else None
+        t = self._derived(base, "coo", result.coalesced, [base], elementwise=True)
+        if result.coalesced is False:
+            t = t.why(node, f"`{_spelling(node, self.names)}` gives an uncoalesced result "
+                      f"(probed on torch {optable.active().version})")
+        return t
+
+    def _op_uses(self, node, state: State):
+        tensor = lambda n: self.tensor(n, state)  # noqa: E731
+        if isinstance(node, cst.Call):
+            return opcall.uses_of_call(node, self.names.qualify, tensor, optable.active().__contains__)
+        if isinstance(node, cst.BinaryOperation):
+            return opcall.uses_of_binary(node, tensor)
+        if isinstance(node, cst.AugAssign):
+            return opcall.uses_of_augassign(node, tensor)
+        return []
+
+    def _tensor_method(self, r: Tensor, method: str, node: cst.Call, state: State, where) -> Optional[Tensor]:
+        if r.literal is not None:
+            value = self._literal_method(r.literal, method, node)
+            if value is not None:
+                return _literal_tensor(value, r)
+        if method == "coalesce":
+            if r.coalesced is True:
+                return r
+            grad = NOGRAD if not self.grad_enabled else (NONLEAF if r.requires_grad else r.grad)
+            t = replace(r, layout="coo", coalesced=True, grad=grad, parameter=False, origin="coalesce",
+                        grad_layout=None, grad_coalesced=None, is_grad=False)
+            return t.why(where, "coalesced by `.coalesce()`")
+        if method in api.CONVERSIONS or method == "to_sparse":
+            layout = api.CONVERSIONS.get(method, "coo")
+            lay = arg(node, None, "layout")
+            if method == "to_sparse" and lay is not None:
+                layout = api.LAYOUT_NAMES.get(self.names.qualify(lay) or "", None)
+            coalesced = True if layout == "coo" else None
+            if r.is_sparse and layout == r.layout:
+                return r
+            t = self._derived(r, layout, coalesced, [r], origin="conversion")
+            return t.why(where, f"converted by `.{method}()`" + (" (coalesced)" if coalesced else "") +
+                         ("; in the autograd graph" if t.grad == NONLEAF else ""))
+        if method == "to_dense":
+            return self._derived(r, "strided", None, [r])
+        if method == "requires_grad_":
+            flag = literal(arg(node, 0, "requires_grad"))
+            if flag is False:
+                return replace(r, grad=NOGRAD)
+            if r.grad == NONLEAF:
+                return r
+            return replace(r, grad=LEAF).why(where, "made a leaf that requires grad by `.requires_grad_()`")
+        if method in api.DETACHING:
+            return replace(r, grad=NOGRAD, parameter=False, grad_layout=None, grad_coalesced=None, origin="detach")
+        if method in api.VALUE_ACCESSORS:
+            return self._derived(r, "strided", None, [r], origin="values")
+        if method in api.PRIVATE_ACCESSORS:
+            return Tensor(layout="strided", grad=NOGRAD, origin="private-values")
+        if method in api.LAYOUT_PRESERVING:
+            coalesced = r.coalesced if method in api.COALESCE_PRESERVING else None
+            if method in api.MAYBE_SELF and r.grad == LEAF:
+                return replace(r, grad=None, coalesced=coalesced)
+            return self._probed(node, state, r, coalesced, r.layout) or self._derived(r, r.layout, coalesced, [r], elementwise=True)
+        if method == "sum" and not node.args:
+            return self._derived(r, "strided", None, [r])
+        if method == "sum" and r.is_coo:
+            t = self._derived(r, "coo", None, [r], origin="tensor-sum-dim")
+            return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
+        return self._probed(node, state, r)
+
+    def _literal_method(self, value, method: str, node: cst.Call):
+        ints = [literal(a.value) for a in node.args if a.keyword is None]
+        if any(not isinstance(i, int) or isinstance(i, bool) for i in ints):
+            return None
+        if method in api.LITERAL_METHODS:
+            return value
+        if method == "t" and not ints:
+            return shapes.transpose(value)
+        if method == "transpose" and len(ints) == 2:
+            return shapes.transpose(value, *ints)
+        if method == "permute" and ints:
+            return shapes.permute(value, tuple(ints))
+        return None
+
+    def _literal_data(self, node: cst.BaseExpression):
+        """Nested lists or tuples of numbers, as nested tuples."""
+        if isinstance(node, (cst.List, cst.Tuple)):
+            items = []
+            for el in node.elements:
+                if isinstance(el, cst.StarredElement):
+                    return None
+                v = self._literal_data(el.value)
+                if v is None:
+                    return None
+                items.append(v)
+            return tuple(items)
+        v = literal(node)
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _spelling(node, names: Names) -> str:
+    if isinstance(node, cst.Call):
+        q = names.qualify(node.func)
+        if q is not None:
+            return q
+        if isinstance(node.func, cst.Attribute):
+            return "." + node.func.attr.value + "()"
+    op = type(getattr(node, "operator", None)).__name__
+    return opcall.SYMBOLS.get(op.replace("Assign", ""), op) + ("=" if op.endswith("Assign") else "")
+
+
+def _literal_tensor(value, base: Tensor) -> Tensor:
+    shape = shapes.shape_of(value)
+    if shape is None or shapes.size(shape) > shapes.MAX_ELEMENTS:
+        return replace(base, literal=None, shape=shape)
+    return replace(base, literal=value, shape=shape)
+

@@ -1,0 +1,65 @@
+"""Literal values in source, and reading call arguments."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from .. import torchapi as api
+from ..facts import Const
+
+
+def literal(node: Optional[cst.BaseExpression]):
+    """The Python value of a literal True/False/None/number/string, else a sentinel."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return _UNKNOWN
+    if isinstance(node, cst.Float):
+        try:
+            return float(node.value.replace("_", ""))
+        except ValueError:
+            return _UNKNOWN
+    if isinstance(node, cst.SimpleString):
+        try:
+            return node.evaluated_value
+        except Exception:
+            return _UNKNOWN
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        v = literal(node.expression)
+        return -v if isinstance(v, (int, float)) and not isinstance(v, bool) else _UNKNOWN
+    return _UNKNOWN
+
+
+_UNKNOWN = object()
+_CONSTANTS = {"True": Const(value=True), "False": Const(value=False), "None": Const(value=None)}
+# Methods whose result layout the operation alone decides: (layout, coalesced or None).
+_FIXED_RESULT = {"coalesce": ("coo", True), "to_sparse": ("coo", None), "to_sparse_coo": ("coo", None),
+                 "to_sparse_csr": ("csr", None), "to_sparse_csc": ("csc", None)}
+
+
+def _is_optimizer_class(q: str) -> bool:
+    return q.startswith(api.OPTIMIZER_PREFIX) and q.count(".") == 2 and q.split(".")[-1][:1].isupper()
+
+
+def is_number(node: cst.BaseExpression) -> bool:
+    v = literal(node)
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def arg(call: cst.Call, index: Optional[int], keyword: Optional[str] = None) -> Optional[cst.BaseExpression]:
+    """The argument at a position (positional only) or by keyword."""
+    if keyword is not None:
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == keyword:
+                return a.value
+    if index is not None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if index < len(positional):
+            return positional[index].value
+    return None
+

@@ -85,8 +85,7 @@ class Calls:
         self._memo: dict[tuple, _Result] = {}
         self._rebound: dict[cst.FunctionDef, set[str]] = {}
         self._calls_in: dict[cst.CSTNode, list] = {}
-        self._keywords: dict[cst.FunctionDef, set[str]] = {}
-        self._call_args: dict[cst.FunctionDef, set[str]] = {}
+        self._passed: dict[cst.FunctionDef, tuple[set[str], set[str]]] = {}
         self._free: dict[cst.FunctionDef, set[str]] = {}
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
@@ -352,8 +351,8 @@ class Calls:
                     # a number or a flag is bound (it decides branches), but makes a call worth
                     # following only when the callee passes it on
                     bound[name] = fact
-                    known = known or name in (self._feeds_keywords(node) if isinstance(fact, Scalar)
-                                              else self._feeds_calls(node))
+                    keywords, anywhere = self._passed_on(node)
+                    known = known or name in (keywords if isinstance(fact, Scalar) else anywhere)
                 else:
                     code = self.walker.ctx.code(a.value)
                     bound[name] = with_evidence(fact, Evidence.at(a.value, f"`{code}` passed to `{target.name}()` as `{name}`"))
@@ -372,33 +371,22 @@ class Calls:
             known = any(_relevant(outer.get(n)) for n in self._globals_read(node))
         return bound, paths, known
 
-    def _feeds_keywords(self, node: cst.FunctionDef) -> set[str]:
-        """Parameters passed on as a keyword argument (`sparse=sparse`, `sparse=cfg["sparse"]`)."""
-        if node not in self._keywords:
-            found = set()
-            for n in walk(node.body):
-                if isinstance(n, cst.Arg) and n.keyword is not None:
-                    root = n.value
-                    while isinstance(root, (cst.Attribute, cst.Subscript)):
-                        root = root.value
-                    if isinstance(root, cst.Name):
-                        found.add(root.value)
-            self._keywords[node] = found
-        return self._keywords[node]
-
-    def _feeds_calls(self, node: cst.FunctionDef) -> set[str]:
-        """Parameters passed on as any call argument (`Model(cfg.sparse)`, `f(flag)`)."""
-        if node not in self._call_args:
-            found = set()
+    def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+        """Parameters a function passes on as a keyword argument (`sparse=sparse`,
+        `sparse=cfg["sparse"]`), and as any call argument (`Model(cfg.sparse)`, `f(flag)`)."""
+        if node not in self._passed:
+            keywords, anywhere = set(), set()
             for n in walk(node.body):
                 if isinstance(n, cst.Arg):
                     root = n.value
                     while isinstance(root, (cst.Attribute, cst.Subscript)):
                         root = root.value
                     if isinstance(root, cst.Name):
-                        found.add(root.value)
-            self._call_args[node] = found
-        return self._call_args[node]
+                        anywhere.add(root.value)
+                        if n.keyword is not None:
+                            keywords.add(root.value)
+            self._passed[node] = (keywords, anywhere)
+        return self._passed[node]
 
     def _writes_untracked(self, node: cst.FunctionDef, local: set[str]) -> bool:
         """It sets `.grad`, `.data` or `requires_grad` of something other than a parameter

@@ -41,14 +41,7 @@ class FileConfig:
 def _has_table(path: str) -> bool:
     """Whether a pyproject.toml has a [tool.sparselint] table. One that cannot be read or parsed
     is an error: skipping it would fall back to other settings and hide findings."""
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    tool = data.get("tool", {})
+    tool = _read(path).get("tool", {})
     return isinstance(tool, dict) and "sparselint" in tool
 
 
@@ -115,14 +108,18 @@ def load(path: str) -> FileConfig:
         raise ConfigError(message) from None
 
 
-def _load(path: str) -> FileConfig:
+def _read(path: str) -> dict:
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+
+
+def _load(path: str) -> FileConfig:
+    data = _read(path)
     table = data.get("tool", {}).get("sparselint", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.sparselint] must be a table")

@@ -461,16 +461,24 @@ class Walker:
         self.ctx.state = state
         parents = self.ctx.parents
 
-        def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode]) -> None:
+        refine = self.ctx.inference.refine
+
+        def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode], st: State) -> None:
             parents[node] = parent
-            self._call_hooks(node, state)
+            self._call_hooks(node, st)
             if isinstance(node, _NOT_ENTERED):
                 return
+            if isinstance(node, cst.IfExp):
+                # `a if x.layout == torch.sparse_csr else b`: each arm sees what the test says
+                walk(node.test, node, st)
+                walk(node.body, node, refine(node.test, st, True))
+                walk(node.orelse, node, refine(node.test, st, False))
+                return
             for child in children(node):
-                walk(child, node)
+                walk(child, node, st)
 
         try:
-            walk(root, parents.get(root, self.ctx.line_node if root is not self.ctx.line_node else None))
+            walk(root, parents.get(root, self.ctx.line_node if root is not self.ctx.line_node else None), state)
         except RecursionError:
             pass
 

@@ -203,3 +203,21 @@ def test_a_call_into_another_module_reports_there_with_this_file_in_evidence(tmp
     assert diags[0].fix is None and fixed is None  # never an edit to another file
     places = [e.place for e in diags[0].evidence]
     assert f"{train}:6" in places
+
+
+def test_a_layout_test_keeps_a_known_layout_out_of_the_other_branches():
+    """The shape of torch.autograd.gradcheck._densify, which was flagged on the corpus."""
+    assert codes("""
+        import torch
+
+        def densify(x):
+            if x.layout is torch.sparse_coo:
+                return x.coalesce().to_dense()
+            elif x.layout == torch.sparse_csr:
+                return x.crow_indices()
+            return x.ccol_indices() if x.layout == torch.sparse_csc else x
+
+        densify(torch.eye(3).to_sparse())
+        densify(torch.eye(3).to_sparse_csr())
+        densify(torch.eye(3).to_sparse_csc())
+    """) == []

@@ -107,6 +107,15 @@ class Effects:
                 equal = isinstance(op, (cst.Equal, cst.Is)) == truth
                 subject = test.left.value
                 sparse = (layout != "strided") if equal else (True if layout == "strided" else None)
+                held = self.tensor(subject, state)
+                path = dotted(subject)
+                known = held.layout if held is not None and held.layout != "sparse" else None
+                if path and known is not None and (known == layout) != equal:
+                    # a branch the tensor known to have this layout never takes (a helper
+                    # called with a COO tensor, in its CSR branch): nothing is known there
+                    out = state.copy()
+                    out.bind(path, None)
+                    return out
         path = dotted(subject) if subject is not None else None
         if path is None or sparse is None:
             return state

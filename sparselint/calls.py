@@ -88,6 +88,7 @@ class Calls:
         self._passed: dict[cst.FunctionDef, tuple[set[str], set[str]]] = {}
         self._free: dict[cst.FunctionDef, set[str]] = {}
         self._untracked: dict[cst.FunctionDef, bool] = {}
+        self._init_tokens: dict[str, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
 
     # -- what a call reaches -----------------------------------------------------------
@@ -121,6 +122,8 @@ class Calls:
         w = self.walker
         inf = w.ctx.inference
         func = call.func
+        if inf.names.qualify(func) is not None:
+            return None  # torch's own functions are the op tables' business
         if isinstance(func, cst.Name):
             name = func.value
             fact = inf.fact(func, state)
@@ -319,7 +322,8 @@ class Calls:
                 paths[first] = "self"
             positional = positional[1:]
             # a constructor always runs: what __init__ builds is what later method calls see
-            known = target.makes is not None or any(_relevant(f) for f in bound.values())
+            known = any(_relevant(f) for f in bound.values()) or (
+                target.makes is not None and self._init_holds_token(target.klass))
         by_name = {a.name.value: a for a in (*positional, *p.kwonly_params)}
         given: dict[str, cst.BaseExpression] = {}
         args = [a for a in call.args]
@@ -417,6 +421,28 @@ class Calls:
             self._free[node] = {n.value for n in walk(node.body) if isinstance(n, cst.Name)} - local
         return self._free[node]
 
+    def _init_holds_token(self, klass: cst.ClassDef) -> bool:
+        """Whether a class's `__init__` can build a fact itself (its source holds one of the
+        rules' tokens), so that constructing it is worth following with nothing known."""
+        name = klass.name.value
+        if name not in self._init_tokens:
+            import ast
+            from .models import project_index
+            ctx = self.walker.ctx
+            loaded = project_index()._load(ctx.path, ctx.source)
+            found = False
+            if loaded is not None:
+                lines = ctx.source.splitlines()
+                for node in loaded[0].body:
+                    if isinstance(node, ast.ClassDef) and node.name == name:
+                        for item in node.body:
+                            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                                code = "\n".join(lines[item.lineno - 1:item.end_lineno])
+                                found = any(t in code for t in ctx.tokens)
+                        break
+            self._init_tokens[name] = found
+        return self._init_tokens[name]
+
     def _rebound_in(self, node: cst.FunctionDef) -> set[str]:
         if node not in self._rebound:
             self._rebound[node] = assigned_names(node.body.body) if isinstance(node.body, cst.IndentedBlock) else set()
@@ -474,7 +500,7 @@ class Calls:
 
 def _relevant(fact, depth: int = 0) -> bool:
     """A fact a hazard can hang on: something sparse, in a graph, with sparse gradients, or
-    an object or function that leads to one. Calls that pass only other facts (a dense
+    an object that leads to one. Calls that pass only other facts (a dense
     tensor that needs no grad, a dense model) are not worth a second analysis."""
     if isinstance(fact, Tensor):
         return (fact.is_sparse or fact.grad in ("leaf", "nonleaf") or fact.grad_layout is not None
@@ -487,7 +513,8 @@ def _relevant(fact, depth: int = 0) -> bool:
         return fact.params is not None and _relevant(fact.params, depth + 1)
     if isinstance(fact, Instance):
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
-    return isinstance(fact, Callee) and fact.local
+    # a function passed as a value is followed with the other facts of its call, not alone
+    return False
 
 
 def _parse(file: str) -> Optional[tuple]:

@@ -81,6 +81,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     try:
         ctx = Context(path, text, Names.from_module(module), module)
         ctx.imported = frozenset(extra)
+        ctx.tokens = tokens
         instances = [r() for r in rules if any(tok in t for t in texts for tok in r.prefilter)]
         hooks: dict[str, list[Callable]] = defaultdict(list)
         for rule in instances:

@@ -241,6 +241,9 @@ class Walker:
     def model_of(self, call: cst.Call, inference=None, state=None) -> Optional[Module]:
         """An instance of a model class of this project, built by this call."""
         index = project_index()
+        called = dotted(call.func)
+        if called is None or not called.split(".")[-1][:1].isupper():
+            return None  # a class by naming convention; functions are never models
         if isinstance(call.func, cst.Name):
             qualname = index.resolve_name(call.func.value, self.ctx.path, self.ctx.source)
         elif isinstance(call.func, cst.Attribute) and dotted(call.func) is not None:

@@ -67,6 +67,11 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
         q = self.names.qualify(func)
         if q is None and isinstance(func, (cst.Name, cst.Attribute, cst.Subscript)):
+            root = func
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if not isinstance(root, cst.Name) or (root.value not in state.env and root.value not in self.outer):
+                return None  # only a name bound in this scope or the module can hold a class
             fact = self.fact(func, state)
             if isinstance(fact, Callee) and not fact.local:
                 return fact.target

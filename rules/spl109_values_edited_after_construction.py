@@ -49,7 +49,7 @@ class ValuesEditedAfterConstruction(Rule):
     name = "values-edited-after-construction"
     error = "no error: gradients through the sparse tensor use the values before the edit"
     when = "silent"
-    hazards = ("issue-11",)
+    hazards = ("beyond-catalog",)
     valid = (
         "import torch\np = torch.ones(3, requires_grad=True)\nw = p * 2\nw = w / w.sum()\n"
         "adj = torch.sparse_coo_tensor(i, w, (3, 3))\ntorch.sparse.sum(adj).backward()\n",

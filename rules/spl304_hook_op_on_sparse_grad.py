@@ -47,7 +47,7 @@ class HookOpOnSparseGrad(Rule):
     name = "hook-op-on-sparse-grad"
     error = "NotImplementedError: Could not run 'aten::clamp' with arguments from the 'SparseCPU' backend"
     when = "backward"
-    hazards = ("issue-11",)
+    hazards = ("beyond-catalog",)
     valid = (
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\nemb.weight.register_hook(lambda g: g * 0.5)\n",
         "import torch.nn as nn\nemb = nn.Embedding(10, 3)\nemb.weight.register_hook(lambda g: g.clamp(-1, 1))\n",

@@ -41,8 +41,9 @@ class SparseEmbeddingScaleGradByFreq(Rule):
     name = "sparse-embedding-scale-grad-by-freq"
     error = "RuntimeError: embedding_backward: scale_grad_by_freq not supported with sparse gradients"
     when = "backward"
-    hazards = ("issue-11",)
-    prefilter = ("scale_grad_by_freq",)
+    hazards = ("beyond-catalog",)
+    # the flag written out; files that only name the parameter (torch's own embedding code) are not parsed
+    prefilter = ("scale_grad_by_freq=True", "scale_grad_by_freq = True")
     valid = (
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n",
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, scale_grad_by_freq=True)\n",

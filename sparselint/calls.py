@@ -22,7 +22,7 @@ import libcst as cst
 from .diagnostics import Evidence
 from .facts import Callee, Const, Fact, Instance, Module, Optimizer, Params, Scalar, Tensor, with_evidence
 from .names import dotted
-from .syntax import assigned_names
+from .syntax import assigned_names, parameters_of
 from .tree import walk
 
 MAX_DEPTH = 4
@@ -396,7 +396,7 @@ class Calls:
         """It sets `.grad`, `.data` or `requires_grad` of something other than a parameter
         path or `self` (a loop variable, an element of a list)."""
         if node not in self._untracked:
-            params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+            params = parameters_of(node)
             found = False
             for n in walk(node.body):
                 target = None
@@ -416,7 +416,7 @@ class Calls:
     def _globals_read(self, node: cst.FunctionDef) -> set[str]:
         """Names a function reads that it does not bind: the module's, or builtins."""
         if node not in self._free:
-            params = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+            params = parameters_of(node)
             local = params | self._rebound_in(node)
             self._free[node] = {n.value for n in walk(node.body) if isinstance(n, cst.Name)} - local
         return self._free[node]
@@ -486,7 +486,7 @@ class Calls:
                 if after != before or (after is not None and before is None):
                     effects[k] = after
         # module globals the callee changed in place (an optimizer over them stepped)
-        params = {p.name.value for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
+        params = parameters_of(node)
         local = params | self._rebound_in(node)
         for k, fact in final.env.items():
             root = k.split(".")[0]

@@ -55,7 +55,7 @@ class CoalesceResultDiscarded(Rule):
     when = "silent"
     hazards = ("14",)
     fix_title = "Assign the coalesced tensor back"
-    prefilter = SPARSE_SOURCE_TOKENS + ("grad.coalesce",)
+    prefilter = SPARSE_SOURCE_TOKENS + ("grad.coalesce()",)
     valid = (
         "g = emb.weight.grad.coalesce()\ng.values().clamp_(-1, 1)\nemb.weight.grad = g\n",
         "x = x.coalesce()\n",

@@ -45,7 +45,7 @@ class CoalescedFlagForced(Rule):
     error = "no error: later ops use unsorted or duplicate entries as if coalesced"
     when = "silent"
     hazards = ("beyond-catalog",)
-    prefilter = ("._coalesced_",)
+    prefilter = ("_coalesced_()",)
     valid = (
         "import torch\nt = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))\n"
         "t._coalesced_(True)\n",

@@ -43,7 +43,7 @@ class SparseEmbeddingScaleGradByFreq(Rule):
     when = "backward"
     hazards = ("beyond-catalog",)
     # the flag written out; files that only name the parameter (torch's own embedding code) are not parsed
-    prefilter = ("scale_grad_by_freq=True", "scale_grad_by_freq = True")
+    prefilter = ("scale_grad_by_freq=True",)
     valid = (
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n",
         "import torch.nn as nn\nemb = nn.Embedding(10, 3, scale_grad_by_freq=True)\n",

@@ -39,7 +39,7 @@ class IndicesValuesMismatch(Rule):
     error = "RuntimeError: indices and values must have same nnz"
     when = "line"
     hazards = ("A1",)
-    prefilter = ("sparse_coo_tensor",)
+    prefilter = ("sparse_coo_tensor()",)
     valid = (
         "import torch\ns = torch.sparse_coo_tensor(torch.tensor([[0, 1], [0, 0]]), torch.tensor([0.5, 0.8]), (2, 1))\n",
     )

@@ -37,7 +37,7 @@ class IndicesWrongRank(Rule):
     error = "RuntimeError: indices must be sparse_dim x nnz"
     when = "line"
     hazards = ("B2", "B3")
-    prefilter = ("sparse_coo_tensor",)
+    prefilter = ("sparse_coo_tensor()",)
     valid = (
         "import torch\ns = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2))\n",
     )

@@ -40,7 +40,7 @@ class IndexOutOfBounds(Rule):
     error = "no error: out-of-bounds writes later (memory corruption)"
     when = "silent"
     hazards = ("49", "A1")
-    prefilter = ("sparse_coo_tensor",)
+    prefilter = ("sparse_coo_tensor()",)
     valid = (
         "import torch\ns = torch.sparse_coo_tensor(torch.tensor([[0, 1], [0, 0]]), torch.ones(2), (3, 1))\n",
     )

@@ -438,7 +438,7 @@ class Calls:
                         for item in node.body:
                             if isinstance(item, ast.FunctionDef) and item.name == "__init__":
                                 code = "\n".join(lines[item.lineno - 1:item.end_lineno])
-                                found = any(t in code for t in ctx.tokens)
+                                found = bool(ctx.tokens) and ctx.tokens.search(code)
                         break
             self._init_tokens[name] = found
         return self._init_tokens[name]

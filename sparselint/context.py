@@ -53,7 +53,7 @@ class Context:
         # names bound to functions of other project modules whose source holds a token
         self.imported: frozenset[str] = frozenset()
         # the prefilter tokens of the rules that run on this file
-        self.tokens: tuple[str, ...] = ()
+        self.tokens = None  # a sparselint.tokens.Tokens
         # the function being analysed was called at a point that a backward call follows
         self.backward_after_call = False
         self._module_for_code = cst.Module(body=[])

@@ -5,6 +5,7 @@ import os
 import signal
 import threading
 from collections import defaultdict
+from functools import lru_cache
 from typing import Callable, Optional
 
 import libcst as cst
@@ -17,8 +18,9 @@ from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERRO
                           FileResult)
 from .fixer import applicable, apply_edits, parses
 from .names import Names
-from .reduce import reduce_source
+from .reduce import Reduced, reduce_source
 from .rule import Rule
+from .tokens import Tokens
 from .walker import Walker
 
 MAX_FIX_ROUNDS = 10
@@ -30,11 +32,16 @@ def _engine_diagnostic(kind: tuple[str, str], path: str, message: str, line: int
                       end_line=line, end_column=column)
 
 
-def prefilter_tokens(rules) -> tuple[str, ...]:
-    return tuple(sorted({tok for r in rules for tok in r.prefilter}))
+def prefilter_tokens(rules) -> Tokens:
+    return Tokens(tok for r in rules for tok in r.prefilter)
 
 
-def imported_code(text: str, path: str, tokens: tuple[str, ...], dependencies: Optional[set] = None):
+@lru_cache(maxsize=None)
+def rule_tokens(rule) -> Tokens:
+    return Tokens(rule.prefilter)
+
+
+def imported_code(text: str, path: str, tokens: Tokens, dependencies: Optional[set] = None):
     """Names this file imports from other modules of the project whose code holds a
     prefilter token, and that code: a hazard there can be set off by this file's facts."""
     from .models import project_index
@@ -66,14 +73,23 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     # by the reduction as if they were tokens.
     extra, imported = imported_code(text, path, tokens, dependencies)
     texts = [text, *imported]
-    if not any(tok in t for t in texts for tok in tokens):
+    if not any(tokens.search(t) for t in texts):
         return []
+    if os.environ.get("SPARSELINT_NO_REDUCTION"):
+        # every statement analysed: to check that the reduction never changes a finding
+        reduced = Reduced(text, None)
+    else:
+        try:
+            reduced = reduce_source(text, tokens, extra)
+        except Exception:  # the reduction is an optimisation; the full text is always right
+            reduced = Reduced(text, None)
+    if reduced.tree is not None:
+        from .models import project_index
+        project_index().offer(path, text, reduced.tree)
+    if reduced.text is None:
+        return []  # nothing in this file can matter: no LibCST parse
     try:
-        reduced = reduce_source(text, tokens, extra)
-    except Exception:  # the reduction is an optimisation; the full text is always right
-        reduced = text
-    try:
-        module = cst.parse_module(reduced)
+        module = cst.parse_module(reduced.text)
     except cst.ParserSyntaxError as exc:
         return [_engine_diagnostic(PARSE_ERROR, path, f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
@@ -82,7 +98,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
         ctx = Context(path, text, Names.from_module(module), module)
         ctx.imported = frozenset(extra)
         ctx.tokens = tokens
-        instances = [r() for r in rules if any(tok in t for t in texts for tok in r.prefilter)]
+        instances = [r() for r in rules if any(rule_tokens(r).search(t) for t in texts)]
         hooks: dict[str, list[Callable]] = defaultdict(list)
         for rule in instances:
             for attr in dir(rule):

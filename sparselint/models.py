@@ -115,6 +115,14 @@ class ProjectIndex:
                      self._instances, self._owners, self._token_functions):
             memo.clear()
 
+    def offer(self, path: str, text: str, tree: ast.Module) -> None:
+        """The `ast` of a file being checked, built already: it is not parsed again."""
+        path = os.path.abspath(path)
+        self._texts[path] = text
+        key = (path, hash(text))
+        if key not in self._files:
+            self._files[key] = (tree, _imports(tree, path), _module_name(path))
+
     # -- files and imports -------------------------------------------------------------
 
     def _load(self, path: str, text: Optional[str] = None):
@@ -290,7 +298,7 @@ class ProjectIndex:
             return self._function_in(self._find_module(module, file), inner, depth + 1)
         return None
 
-    def imported_code(self, text: str, path: str, tokens: tuple[str, ...]) -> tuple[list[str], list[str], set[str]]:
+    def imported_code(self, text: str, path: str, tokens) -> tuple[list[str], list[str], set[str]]:
         """What a file imports from other modules of the project that can hold a hazard: the
         local names bound to such functions, classes or modules, their source texts, and the
         files consulted (found or looked for). Import lines are read by a cheap regex; a
@@ -310,22 +318,22 @@ class ProjectIndex:
                         texts.append(code)
                     continue
                 code = self._definition_text(file, original, files)
-                if code and any(t in c for c in code for t in tokens):
+                if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
 
-    def _functions_with(self, file: str, tokens: tuple[str, ...]) -> list[tuple[str, str]]:
+    def _functions_with(self, file: str, tokens) -> list[tuple[str, str]]:
         """(name, source) of the top-level functions of a module that hold a token."""
         key = (file, tokens)
         if key not in self._token_functions:
             body = self._text(file) or ""
             found = []
-            if any(t in body for t in tokens):
+            if tokens.search(body):
                 for m in _DEF.finditer(body):
                     nxt = _TOP_LEVEL.search(body, m.end())
                     code = body[m.start():nxt.start() if nxt else len(body)]
-                    if any(t in code for t in tokens):
+                    if tokens.search(code):
                         found.append((m.group(1), code))
             self._token_functions[key] = found
         return self._token_functions[key]

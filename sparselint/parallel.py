@@ -9,6 +9,7 @@ from .cache import Cache
 from .config import Settings
 from .diagnostics import FileResult
 from .engine import check_file, imported_code, prefilter_tokens
+from .tokens import Tokens
 
 # Below this many files per worker, starting workers costs more than it saves.
 MIN_FILES_PER_WORKER = 8
@@ -19,21 +20,21 @@ def _check_one(args: tuple[str, Settings]) -> FileResult:
     return check_file(path, settings)
 
 
-def _cannot_match(path: str, tokens: tuple[bytes, ...]) -> bool:
+def _cannot_match(path: str, tokens: Tokens) -> bool:
     """A clean UTF-8 file without any prefilter string: nothing to parse, nothing to find."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return False
-    if path.endswith(".ipynb") or b"\0" in data or any(tok in data for tok in tokens):
+    if path.endswith(".ipynb") or b"\0" in data or tokens.search(data):
         return False
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     # a helper it imports from the project may hold what this file's facts set off
-    return not imported_code(text, path, tuple(t.decode() for t in tokens))[0]
+    return not imported_code(text, path, tokens)[0]
 
 
 def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None,
@@ -41,7 +42,7 @@ def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None
     step = progress or (lambda n: None)
     results: list[Optional[FileResult]] = [None] * len(paths)
     # The prefilter runs here, before any worker starts: most files of a large tree end here.
-    tokens = tuple(t.encode() for t in prefilter_tokens(settings.rules()))
+    tokens = prefilter_tokens(settings.rules())
     todo = []
     for i, path in enumerate(paths):
         if not settings.per_file_ignores and _cannot_match(path, tokens):

@@ -1,14 +1,25 @@
-"""Parse only what is needed: blank out top-level statements that cannot matter.
+"""Parse only what is needed: blank out the definitions and statements that cannot matter.
 
-A top-level statement matters when its code (not its strings or comments) contains one of
-the prefilter strings, when a module-level statement that matters reads a name it binds, or
-when it reads a value a statement that matters binds (a function or class only where it is
-called). So an
-optimizer built over a sparse parameter, the `.backward()` of a loss computed from one, and
-the tensors a sparse constructor is built from are all kept. Everything else is replaced by
-empty lines before the LibCST parse: every line keeps its number and every kept character
-its column, so positions and fixes need no mapping. The cheap C parser of `ast` decides;
-when it cannot parse the file, nothing is blanked and LibCST reports the error.
+The units are the top-level statements and, inside a class, its methods. A unit matters
+when its code (not its strings or comments) holds a rule token (`sparselint.tokens`), a
+name imported from a token's module (`from torch.optim import SGD`), or a project helper
+the engine follows into (`names`); then, to a fixed point:
+
+- a statement that matters keeps the statements binding the names it reads and those
+  reading the names it binds;
+- a function, class or method that matters keeps the code calling it, and the functions
+  and classes of the module it reads (the whole-program engine may follow a call there
+  with the facts of the caller);
+- a method that matters keeps its class, the methods it reaches through `self.`/`cls.`
+  and those that reach it; `__init__`, a class-level statement or a header (bases,
+  decorators) that matters, or any use of the class from code that matters, keeps the
+  class whole, since then facts reach every method through `self`.
+
+Everything else is replaced by empty lines before the LibCST parse: every line keeps its
+number and every kept character its column, so positions and fixes need no mapping. The
+`ast` tree built here is handed on (the project index reads the checked file from it), and
+a file where nothing matters is not parsed by LibCST at all. When `ast` cannot parse the
+file, nothing is blanked and LibCST reports the error.
 """
 from __future__ import annotations
 
@@ -16,86 +27,238 @@ import ast
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Optional
 
 from .source import NEWLINE, split_lines
+from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
+_SELF = frozenset({"self", "cls"})
 
 
 @dataclass
-class _Summary:
+class Reduced:
+    """`text`: what to parse (None: nothing in the file can matter); `tree`: the `ast` of
+    the whole file (None when it does not parse)."""
+    text: Optional[str]
+    tree: Optional[ast.Module]
+
+
+@dataclass
+class _Unit:
+    node: ast.AST
+    parent: int = -1  # the class unit of a member
     words: set[str] = field(default_factory=set)
     bound: set[str] = field(default_factory=set)
     used: set[str] = field(default_factory=set)
     called: set[str] = field(default_factory=set)
+    callee_words: set[str] = field(default_factory=set)  # what calls call: `x.to_sparse` of `x.to_sparse()`
+    members: set[str] = field(default_factory=set)  # `self.x` / `cls.x` / `Class.x` read
+    seed_names: set[str] = field(default_factory=set)  # imported from a token's module
 
 
-def _summarise(stmt: ast.stmt) -> _Summary:
-    s = _Summary()
+def _module_words(dotted_name: str) -> list[str]:
+    parts = dotted_name.split(".")
+    return parts + [f"{a}.{b}" for a, b in zip(parts, parts[1:])]
+
+
+def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None:
+    stmt = unit.node
     if isinstance(stmt, _DEFS):
-        s.bound.add(stmt.name)
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Name):
-            s.words.add(n.id)
-            if isinstance(n.ctx, ast.Load):
-                s.used.add(n.id)
-            elif not isinstance(stmt, _DEFS):
-                s.bound.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            s.words.add(n.attr)
-            if isinstance(n.value, ast.Name):
-                s.words.add(f"{n.value.id}.{n.attr}")
-            elif isinstance(n.value, ast.Attribute):
-                s.words.add(f"{n.value.attr}.{n.attr}")
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
-            s.called.add(n.func.id)
-        elif isinstance(n, ast.keyword) and n.arg and isinstance(n.value, ast.Constant):
-            s.words.add(f"{n.arg}={n.value.value!r}")
-            s.words.add(f"{n.arg} = {n.value.value!r}")
-        elif isinstance(n, _DEFS):
-            s.words.add(n.name)
-        elif isinstance(n, ast.ImportFrom) and n.module:
-            s.words.add(n.module)
-        elif isinstance(n, ast.alias):
-            s.words.add(n.name)
-            local = (n.asname or n.name).split(".")[0]
-            s.bound.add(local)
-    return s
+        unit.bound.add(stmt.name)
+    is_def = isinstance(stmt, _DEFS)
+    words, used, bound = unit.words, unit.used, unit.bound
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is ast.Name:
+            words.add(n.id)
+            if type(n.ctx) is ast.Load:
+                used.add(n.id)
+            elif not is_def:
+                bound.add(n.id)
+        elif kind is ast.Attribute:
+            words.add(n.attr)
+            v = n.value
+            if type(v) is ast.Name:
+                words.add(f"{v.id}.{n.attr}")
+                if v.id in _SELF or v.id == class_name:
+                    unit.members.add(n.attr)
+            elif type(v) is ast.Attribute:
+                words.add(f"{v.attr}.{n.attr}")
+            elif type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "super":
+                unit.members.add(n.attr)
+        elif kind is ast.Call:
+            f = n.func
+            if type(f) is ast.Name:
+                unit.called.add(f.id)
+                unit.callee_words.add(f.id)
+            elif type(f) is ast.Attribute:
+                unit.callee_words.add(f.attr)
+                if type(f.value) is ast.Name:
+                    unit.callee_words.add(f"{f.value.id}.{f.attr}")
+                elif type(f.value) is ast.Attribute:
+                    unit.callee_words.add(f"{f.value.attr}.{f.attr}")
+        elif kind is ast.Lambda:
+            # a lambda's body is never analysed: only its defaults are code that runs here
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        elif kind is ast.keyword:
+            if n.arg and type(n.value) is ast.Constant:
+                words.add(f"{n.arg}={n.value.value!r}")
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            words.add(n.name)
+        elif kind in (ast.Import, ast.ImportFrom):
+            module_words = _module_words(n.module) if kind is ast.ImportFrom and n.module else []
+            words.update(module_words)
+            from_token_module = any(tokens.matches_word(w, False) for w in module_words)
+            for alias in n.names:
+                alias_words = _module_words(alias.name)
+                words.update(alias_words)
+                bound.add((alias.asname or alias.name).split(".")[0])
+                if alias.name == "*" or (kind is ast.Import and alias.asname is None):
+                    continue  # `import torch.optim` is read as `torch.optim.X`, a token itself
+                if from_token_module or any(tokens.matches_word(w) for w in alias_words):
+                    # `from torch import sparse_coo_tensor as make`: `make(...)` is that call
+                    unit.seed_names.add(alias.asname or alias.name)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
 
 
-def _relevant(statements: list[ast.stmt], tokens: tuple[str, ...], names: tuple[str, ...] = ()) -> list[bool]:
-    summaries = [_summarise(s) for s in statements]
+def _units(statements: list[ast.stmt], tokens: Tokens, parent: int = -1, units=None) -> list[_Unit]:
+    units = [] if units is None else units
+    for stmt in statements:
+        unit = _Unit(stmt, parent=parent)
+        units.append(unit)
+        if isinstance(stmt, ast.ClassDef):
+            # the header alone: bases, keywords and decorators; the members are units
+            _summarise(unit, [*stmt.bases, *stmt.keywords, *stmt.decorator_list], tokens)
+            at = len(units) - 1
+            for member in stmt.body:
+                if isinstance(member, ast.ClassDef):
+                    _units([member], tokens, at, units)
+                    continue
+                sub = _Unit(member, parent=at)
+                _summarise(sub, [member], tokens, stmt.name)
+                units.append(sub)
+        else:
+            _summarise(unit, [stmt], tokens)
+    return units
+
+
+# Call chains the whole-program engine follows are at most this deep (`calls.MAX_DEPTH`).
+MAX_CALLEE_DEPTH = 4
+_NONE, _REACHED, _BEARING = 0, 1, 2
+
+
+def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tuple[list[bool], list[bool]]:
+    """Which units are kept, and which classes are kept whole.
+
+    A unit is kept as *bearing* facts (it holds a token, or reads or returns what such code
+    binds) or as *reached*: a function, class or method that code kept calls, so the engine
+    may follow the call into it with the caller's facts, at most `MAX_CALLEE_DEPTH` deep.
+    Only bearing code propagates to its callers and readers: reached code makes no fact."""
     binders, users, callers = defaultdict(list), defaultdict(list), defaultdict(list)
-    for i, s in enumerate(summaries):
-        for n in s.bound:
-            binders[n].append(i)
-        for n in s.used:
+    children: dict[int, list[int]] = defaultdict(list)
+    members_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    readers_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    seeds = set(names)
+    for u in units:
+        seeds |= u.seed_names
+    for i, u in enumerate(units):
+        if u.parent < 0:
+            for n in u.bound:
+                binders[n].append(i)
+        for n in u.used:
             users[n].append(i)
-        for n in s.called:
+        for n in u.called:
             callers[n].append(i)
-    keep = [False] * len(statements)
-    work = []
-    for i, (stmt, s) in enumerate(zip(statements, summaries)):
-        if any(tok in w for w in s.words for tok in tokens) or (names and any(w in names for w in s.words)):
-            keep[i] = True
-            work.append(i)
-        elif isinstance(stmt, _IMPORTS):
-            keep[i] = True  # kept, but an import of nothing relevant propagates nothing
+        if u.parent >= 0:
+            children[u.parent].append(i)
+            if isinstance(u.node, _DEFS):
+                members_of[u.parent][u.node.name].append(i)
+            for m in u.members:
+                readers_of[u.parent][m].append(i)
+
+    kind = [_NONE] * len(units)
+    depth = [0] * len(units)
+    whole = [False] * len(units)
+    work: list[int] = []
+
+    def is_class(j: int) -> bool:
+        return isinstance(units[j].node, ast.ClassDef)
+
+    def keep(j: int, how: int, d: int = 0) -> None:
+        if how == _REACHED and d > MAX_CALLEE_DEPTH:
+            return
+        if kind[j] < how or (how == _REACHED and kind[j] == _REACHED and d < depth[j]):
+            kind[j], depth[j] = how, (d if how == _REACHED else 0)
+            work.append(j)
+
+    def make_whole(j: int, how: int, d: int = 0) -> None:
+        if is_class(j) and not whole[j]:
+            whole[j] = True
+            kind[j] = _NONE  # processed again, now whole
+        keep(j, how, d)
+
+    def use(j: int, how: int, d: int = 0) -> None:
+        """`j` is read by code kept: a class so reached is kept whole, since facts may enter
+        through its constructor."""
+        (make_whole if is_class(j) else keep)(j, how, d)
+
+    for i, u in enumerate(units):
+        if (any(tokens.matches_word(w) for w in u.callee_words) or any(tokens.matches_word(w, False) for w in u.words)
+                or (seeds and not seeds.isdisjoint(u.words))):
+            if u.parent >= 0 and not isinstance(u.node, _DEFS):
+                make_whole(u.parent, _BEARING)
+            elif is_class(i):
+                make_whole(i, _BEARING)
+            else:
+                keep(i, _BEARING)
     while work:
         i = work.pop()
-        s, stmt = summaries[i], statements[i]
-        is_def = isinstance(stmt, _DEFS)
+        u, node, how, d = units[i], units[i].node, kind[i], depth[i]
+        is_def = isinstance(node, _DEFS)
+        if u.parent >= 0:
+            # a member: its class, the methods it reaches and (if bearing) those reaching it
+            if isinstance(node, _FUNCS) and node.name == "__init__":
+                make_whole(u.parent, how, d)
+            else:
+                keep(u.parent, how, d)
+            for m in u.members:
+                for j in members_of[u.parent].get(m, ()):
+                    use(j, _REACHED, d + 1)
+            if is_def and how == _BEARING:
+                for j in readers_of[u.parent].get(node.name, ()):
+                    use(j, _BEARING)
+        if whole[i]:
+            for j in children[i]:
+                use(j, how, d)
+        if u.parent < 0 and not is_def:
+            if isinstance(node, _IMPORTS) and not (seeds and not seeds.isdisjoint(u.words)):
+                continue
+            for n in u.used:
+                for j in binders[n]:
+                    use(j, _BEARING)
+            for n in u.bound:
+                for j in users[n]:
+                    use(j, _BEARING)
+            continue
+        if how == _BEARING and u.parent < 0:
+            for j in callers[node.name]:
+                use(j, _BEARING)
         # A function reads globals only through their stable facts, which the module-level
-        # statements that matter already carry; following its reads would keep everything.
-        followers = [] if is_def else [j for n in s.used for j in binders[n]]
-        index = callers if is_def else users
-        followers += [j for n in s.bound for j in index[n]]
-        for j in followers:
-            if not keep[j]:
-                keep[j] = True
-                work.append(j)
-    return keep
+        # statements that matter already carry; the definitions it reads may be called.
+        for n in u.used:
+            for j in binders[n]:
+                if j != i and isinstance(units[j].node, _DEFS):
+                    use(j, _REACHED, d + 1 if how == _REACHED else 1)
+    keep_flags = [k != _NONE or (u.parent < 0 and isinstance(u.node, _IMPORTS)) for k, u in zip(kind, units)]
+    return keep_flags, whole
 
 
 def _span(s: ast.stmt) -> tuple[int, int]:
@@ -103,26 +266,49 @@ def _span(s: ast.stmt) -> tuple[int, int]:
     return min([s.lineno, *(d.lineno for d in decorators)]), s.end_lineno or s.lineno
 
 
-def reduce_source(text: str, tokens: tuple[str, ...], names: tuple[str, ...] = ()) -> str:
-    """`tokens` match inside words; `names` (imported helpers that can hold a hazard) match
-    whole names only."""
+def parse(text: str) -> Optional[ast.Module]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
-            tree = ast.parse(text)
+            return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return text
-    statements = tree.body
-    keep = _relevant(statements, tokens, names)
+        return None
+
+
+def reduce_source(text: str, tokens: Tokens, names: tuple[str, ...] = (),
+                  tree: Optional[ast.Module] = None) -> Reduced:
+    """`tokens` in their forms; `names` (imported helpers that can hold a hazard) match
+    whole names only."""
+    tree = tree or parse(text)
+    if tree is None:
+        return Reduced(text, None)
+    units = _units(tree.body, tokens)
+    keep, whole = _relevant(units, tokens, names)
+    if not any(k and not isinstance(u.node, _IMPORTS) for k, u in zip(keep, units)):
+        return Reduced(None, tree)
     if all(keep):
-        return text
+        return Reduced(text, tree)
     lines = split_lines(text)
     endings = NEWLINE.findall(text)
-    spans = [_span(s) for s in statements]
-    kept_lines = {n for (first, last), k in zip(spans, keep) if k for n in range(first, last + 1)}
-    for (first, last), k in zip(spans, keep):
-        if k or any(n in kept_lines for n in range(first, last + 1)):
+    spans = [_span(u.node) for u in units]
+    kept_lines: set[int] = set()
+    with_members = {u.parent for k, u in zip(keep, units) if k and u.parent >= 0 and isinstance(u.node, _DEFS)}
+    for i, (u, (first, last)) in enumerate(zip(units, spans)):
+        if not keep[i]:
+            continue
+        partial = isinstance(u.node, ast.ClassDef) and not whole[i]
+        if partial and i not in with_members:
+            partial = False  # no member kept: the class stays whole rather than empty
+        if partial:
+            # a class kept for some of its methods: its header stays, members are decided one by one
+            kept_lines.update(range(first, max(u.node.lineno, _span(u.node.body[0])[0] - 1) + 1))
+        else:
+            kept_lines.update(range(first, last + 1))
+    for i, (u, (first, last)) in enumerate(zip(units, spans)):
+        if keep[i] or any(n in kept_lines for n in range(first, last + 1)):
             continue  # a statement sharing a line with a kept one stays
+        if u.parent >= 0 and not isinstance(u.node, _DEFS) and keep[u.parent]:
+            continue  # class-level statements stay with their class
         for n in range(first - 1, last):
             lines[n] = ""
     out = []
@@ -130,4 +316,4 @@ def reduce_source(text: str, tokens: tuple[str, ...], names: tuple[str, ...] = (
         out.append(line)
         if i < len(endings):
             out.append(endings[i])
-    return "".join(out)
+    return Reduced("".join(out), tree)

@@ -10,6 +10,9 @@ from .names import dotted
 from .tree import children
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SCOPE_TYPES = frozenset(_SCOPES)  # concrete types: a set lookup, not an abstract `isinstance`
+_TARGETED = frozenset({cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr})
+_DEF_TYPES = frozenset({cst.FunctionDef, cst.ClassDef})
 
 
 def _walk(node: cst.CSTNode, visit: Callable[[cst.CSTNode], None]) -> None:
@@ -18,7 +21,7 @@ def _walk(node: cst.CSTNode, visit: Callable[[cst.CSTNode], None]) -> None:
     while stack:
         n = stack.pop()
         visit(n)
-        if isinstance(n, _SCOPES):
+        if type(n) in _SCOPE_TYPES:
             continue
         stack.extend(reversed(list(children(n))))
 
@@ -43,24 +46,17 @@ def assigned_names(stmts: Iterable[cst.CSTNode], attributes: bool = False,
     found: list[str] = []
 
     def visit(n: cst.CSTNode) -> None:
-        if isinstance(n, cst.AssignTarget):
+        t = type(n)
+        if t is cst.AssignTarget or t in _TARGETED:
             found.extend(_target_names(n.target, attributes))
-        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
-            found.extend(_target_names(n.target, attributes))
-        elif isinstance(n, (cst.For, cst.CompFor)):
-            found.extend(_target_names(n.target, attributes))
-        elif isinstance(n, cst.AsName):
+        elif t is cst.AsName:
             found.extend(_target_names(n.name, attributes) if isinstance(n.name, cst.BaseExpression) else [])
-        elif isinstance(n, cst.NamedExpr):
-            found.extend(_target_names(n.target, attributes))
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        elif t in _DEF_TYPES:
             found.append(n.name.value)
-        elif isinstance(n, cst.ImportAlias) and n.asname is None:
+        elif t is cst.ImportAlias and n.asname is None:
             name = dotted(n.name)
             if name:
                 found.append(name.split(".")[0])
-        elif isinstance(n, cst.Global):
-            pass
 
     for st in stmts:
         try:
@@ -83,7 +79,7 @@ def parameters_of(func: cst.FunctionDef) -> set[str]:
 
 
 def is_backward_call(node: cst.CSTNode, qualify: Optional[Callable] = None) -> bool:
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return False
     func = node.func
     if isinstance(func, cst.Attribute) and func.attr.value == "backward":
@@ -129,12 +125,12 @@ def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, _SCOPES) or (skip_block is not None and isinstance(n, cst.With) and skip_block(n)):
+        if type(n) in _SCOPE_TYPES or (skip_block is not None and type(n) is cst.With and skip_block(n)):
             continue
         kids = list(children(n))
-        if isinstance(n, cst.Arg) and isinstance(n.value, cst.Name):
+        if type(n) is cst.Arg and type(n.value) is cst.Name:
             out.append(n.value)
-        elif isinstance(n, cst.BinaryOperation):
-            out.extend(k for k in (n.left, n.right) if isinstance(k, cst.Name))
+        elif type(n) is cst.BinaryOperation:
+            out.extend(k for k in (n.left, n.right) if type(k) is cst.Name)
         stack.extend(reversed(kids))
     return out

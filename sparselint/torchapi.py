@@ -113,13 +113,13 @@ SET_GRAD_ENABLED = "torch.set_grad_enabled"
 
 OPTIMIZER_PREFIX = "torch.optim."
 
-# Text that any source of a sparse fact contains, derived from the tables above. A file with
-# none of these cannot hold a sparse tensor the engine knows about, so rules that need one
-# skip it unparsed.
+# Where any source of a sparse fact shows in code (forms in `sparselint.tokens`), derived
+# from the tables above. A file with none of these cannot hold a sparse tensor the engine
+# knows about, so rules that need one skip it unparsed.
 SPARSE_SOURCE_TOKENS = tuple(sorted(
-    {name[len("torch."):] for name in SPARSE_CONSTRUCTORS}
-    | {"to_sparse"}  # every conversion in CONVERSIONS starts with it
-    | {"sparse=True", "sparse = True"}  # nn.Embedding / EmbeddingBag / F.embedding
+    {name[len("torch."):] + "()" for name in SPARSE_CONSTRUCTORS}
+    | {"to_sparse*()"}  # every conversion in CONVERSIONS starts with it
+    | {"sparse=True"}  # nn.Embedding / EmbeddingBag / F.embedding
 ))
 assert all(m.startswith("to_sparse") for m in CONVERSIONS)
 
@@ -166,8 +166,8 @@ CLIP_FUNCTIONS = {
 }
 # `clip_grads_with_norm_(params, max_norm, total_norm)` only scales (`mul_`), which works on
 # sparse gradients (torch 2.13.0, 2.9.1): not a clip function here.
-OPTIMIZER_TOKENS = ("torch.optim", "optim.")
-CLIP_TOKENS = ("clip_grad", "get_total_norm")
+OPTIMIZER_TOKENS = ("optim",)  # `torch.optim.X`, `optim.X`, `from torch.optim import X`
+CLIP_TOKENS = ("clip_grad*", "get_total_norm")
 
 # Factories whose first argument is the data itself.
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor",

@@ -18,22 +18,53 @@ _SKIP = (
     cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Dot, cst.Comma, cst.Colon, cst.Semicolon,
     cst.AssignEqual, cst.ImportStar,
 )
+# Per concrete node type: the fields that can hold nodes worth entering, and for each value
+# type met whether it is such a node, a sequence, or neither. Dispatching on the concrete
+# type avoids `isinstance` against LibCST's abstract classes, which costs a Python-level
+# `__instancecheck__` per call and dominated every traversal.
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_NODE, _SEQ, _OTHER = 1, 2, 0
+_KINDS: dict[type, int] = {}
+
+
+def _kind(t: type) -> int:
+    k = _KINDS.get(t)
+    if k is None:
+        if issubclass(t, cst.CSTNode):
+            k = _OTHER if issubclass(t, _SKIP) else _NODE
+        elif issubclass(t, (list, tuple)):
+            k = _SEQ
+        else:
+            k = _OTHER
+        _KINDS[t] = k
+    return k
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    # fields that only ever hold formatting
+    names = tuple(f.name for f in dataclasses.fields(kind)
+                  if not f.name.startswith("whitespace")
+                  and f.name not in ("lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer",
+                                     "trailing_whitespace", "comma", "semicolon", "empty_lines"))
+    _FIELDS[kind] = names
+    return names
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-    for name in names:
+    kinds = _KINDS
+    for name in _FIELDS.get(type(node)) or _fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _SKIP):
-                yield value
-        elif isinstance(value, (list, tuple)):
+        k = kinds.get(type(value))
+        if k is None:
+            k = _kind(type(value))
+        if k == _NODE:
+            yield value
+        elif k == _SEQ:
             for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIP):
+                ki = kinds.get(type(item))
+                if ki is None:
+                    ki = _kind(type(item))
+                if ki == _NODE:
                     yield item
 
 

@@ -25,6 +25,7 @@ from .syntax import assigned_names, backward_calls_in_block, parameters_of
 from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
 _NO_VALUE = object()  # a bare `return`
 # Annotations that never name a model class of the project.
 _NOT_MODELS = frozenset({"Tensor", "Optional", "Any", "List", "Dict", "Tuple", "Union", "Callable", "Sequence",
@@ -469,9 +470,10 @@ class Walker:
         def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode], st: State) -> None:
             parents[node] = parent
             self._call_hooks(node, st)
-            if isinstance(node, _NOT_ENTERED):
+            t = type(node)
+            if t in _NOT_ENTERED_TYPES:
                 return
-            if isinstance(node, cst.IfExp):
+            if t is cst.IfExp:
                 # `a if x.layout == torch.sparse_csr else b`: each arm sees what the test says
                 walk(node.test, node, st)
                 walk(node.body, node, refine(node.test, st, True))

@@ -14,6 +14,8 @@ from ..facts import LEAF, NOGRAD, Const, Fact, Module, Optimizer, Params, Scalar
 from ..models import NONE as NO_GRADS
 from ..names import dotted
 from ..tree import children
+
+_SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 from .values import _CONSTANTS, _UNKNOWN, arg, literal
 from .state import State
 
@@ -292,11 +294,12 @@ def _calls_in(node: cst.CSTNode) -> list:
     out: list = []
 
     def walk(n: cst.CSTNode) -> None:
-        if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        t = type(n)
+        if t in _SCOPE_TYPES:
             return
         for child in children(n):
             walk(child)
-        if isinstance(n, cst.Call) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply)):
+        if t is cst.Call or (t is cst.BinaryOperation and type(n.operator) is cst.MatrixMultiply):
             out.append(n)
 
     try:

@@ -1,0 +1,117 @@
+"""Where a rule's token counts: as code, at identifier boundaries, not as any substring.
+
+Rules declare the text that any source of their facts contains, in four forms:
+
+- `sparse_coo_tensor`: an identifier (a name, an attribute, an imported name);
+- `to_sparse*`: an identifier that starts with this;
+- `sparse.FloatTensor`: an attribute of an object so named;
+- `sparse=True`: a keyword argument with this literal value;
+
+and an identifier or attribute form ending in `()` counts only where it is called
+(`x.to_sparse()`, not a table of function references).
+
+`Tokens.search` is the cheap test on raw text (a regular expression, so it also matches in
+comments and strings: a superset); `Tokens.matches_word` decides on the words read from the
+syntax tree, where strings and comments are gone. So `supports_sparse=True`, `_to_sparse`
+and a docstring that mentions `sparse_coo_tensor` are not tokens.
+"""
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import Iterable
+
+_IDENT = r"[A-Za-z0-9_]"
+
+
+class Tokens:
+    __slots__ = ("specs", "names", "prefixes", "pairs", "keywords", "called", "__dict__")
+
+    def __init__(self, specs: Iterable[str]):
+        self.specs = tuple(sorted(set(specs)))
+        names, prefixes, pairs, keywords, called, anywhere = set(), [], set(), set(), set(), set()
+        for spec in self.specs:
+            if spec.endswith("()"):
+                spec = spec[:-2]
+                called.add(spec.rstrip("*"))
+            else:
+                anywhere.add(spec.rstrip("*"))
+            if "=" in spec:
+                arg, _, value = spec.partition("=")
+                keywords.add(f"{arg.strip()}={value.strip()}")
+            elif spec.endswith("*"):
+                prefixes.append(spec[:-1])
+            elif "." in spec:
+                pairs.add(spec)
+            else:
+                names.add(spec)
+        self.names = frozenset(names)
+        self.prefixes = tuple(prefixes)
+        self.pairs = frozenset(pairs)
+        self.keywords = frozenset(keywords)
+        self.called = frozenset(called - anywhere)  # names, prefixes and pairs that count only as callees
+
+    def __bool__(self) -> bool:
+        return bool(self.specs)
+
+    def __iter__(self):
+        return iter(self.specs)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Tokens) and other.specs == self.specs
+
+    def __hash__(self) -> int:
+        return hash(self.specs)
+
+    def __repr__(self) -> str:
+        return f"Tokens({self.specs!r})"
+
+    def __add__(self, other: "Tokens") -> "Tokens":
+        return Tokens(self.specs + tuple(other))
+
+    @cached_property
+    def _checks(self) -> tuple:
+        """(literal, what must follow it, whether a `.` may precede it) for each token: a
+        literal is found by `str.find`, which is far faster than one alternation regex."""
+        out = []
+        for n in sorted(self.names):
+            out.append((n, rf"(?!{_IDENT})", True))
+        for p in self.prefixes:
+            out.append((p, "", True))
+        for pair in sorted(self.pairs):
+            head, _, attr = pair.rpartition(".")
+            out.append((head, rf"\s*\.\s*{re.escape(attr)}(?!{_IDENT})", True))
+        for kw in sorted(self.keywords):
+            arg, _, value = kw.partition("=")
+            out.append((arg, rf"\s*=\s*{re.escape(value)}(?!{_IDENT})", False))
+        return tuple((lit, re.compile(re.escape(lit) + tail), dot) for lit, tail, dot in out)
+
+    @cached_property
+    def _byte_checks(self) -> tuple:
+        return tuple((lit.encode(), re.compile(rx.pattern.encode()), dot) for lit, rx, dot in self._checks)
+
+    def search(self, text) -> bool:
+        """Whether the raw text (str or bytes) may hold a token; comments and strings count."""
+        raw = isinstance(text, (bytes, bytearray))
+        for lit, rx, dot in (self._byte_checks if raw else self._checks):
+            at = text.find(lit)
+            while at != -1:
+                before = text[at - 1:at]
+                if raw:
+                    before = before.decode("latin-1")
+                if not (before and (before.isalnum() or before == "_" or (before == "." and not dot))):
+                    if rx.match(text, at):
+                        return True
+                at = text.find(lit, at + 1)
+        return False
+
+    def matches_word(self, word: str, callee: bool = True) -> bool:
+        """Whether a word read from code is a token; `callee`: the word names what a call
+        calls (`reduce` reads callee words apart from the others)."""
+        if word in self.names or word in self.pairs:
+            return callee or word not in self.called
+        if word in self.keywords:
+            return True
+        if self.prefixes and word.startswith(self.prefixes):
+            return callee or not any(word.startswith(p) for p in self.prefixes if p not in self.called)
+        return False

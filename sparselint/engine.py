@@ -83,13 +83,22 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
             reduced = reduce_source(text, tokens, extra)
         except Exception:  # the reduction is an optimisation; the full text is always right
             reduced = Reduced(text, None)
-    if reduced.tree is not None:
-        from .models import project_index
-        project_index().offer(path, text, reduced.tree)
     if reduced.text is None:
         return []  # nothing in this file can matter: no LibCST parse
+    if reduced.tree is None:
+        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies)
+    from .models import project_index
+    index = project_index()
+    index.offer(path, text, reduced.tree)
     try:
-        module = cst.parse_module(reduced.text)
+        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies)
+    finally:
+        index.withdraw(path, text)
+
+
+def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, dependencies) -> list[Diagnostic]:
+    try:
+        module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as exc:
         return [_engine_diagnostic(PARSE_ERROR, path, f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:

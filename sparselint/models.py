@@ -93,6 +93,7 @@ class ProjectIndex:
         self._instances: dict[tuple, Optional[ModelInfo]] = {}
         self._owners: dict[tuple, bool] = {}
         self._token_functions: dict[tuple, list] = {}
+        self._overlays: set[str] = set()
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -102,8 +103,10 @@ class ProjectIndex:
         path = os.path.abspath(path)
         if text is None:
             self._texts.pop(path, None)
+            self._overlays.discard(path)
         else:
             self._texts[path] = text
+            self._overlays.add(path)
         keep = (path, hash(text)) if text is not None else None
         for key in [k for k in self._files if k[0] == path and len(k) == 2 and k != keep]:
             del self._files[key]
@@ -122,6 +125,14 @@ class ProjectIndex:
         key = (path, hash(text))
         if key not in self._files:
             self._files[key] = (tree, _imports(tree, path), _module_name(path))
+
+    def withdraw(self, path: str, text: str) -> None:
+        """Forget the tree of a checked file once its check is done: a batch run would
+        otherwise keep the tree of every file it checked. Another file importing it later
+        reads it again."""
+        path = os.path.abspath(path)
+        if path not in self._overlays:  # an editor buffer stays: other files read it
+            self._files.pop((path, hash(text)), None)
 
     # -- files and imports -------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Checking many files on several cores, with the result cache in front."""
 from __future__ import annotations
 
+import gc
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Optional
@@ -17,7 +18,33 @@ MIN_FILES_PER_WORKER = 8
 
 def _check_one(args: tuple[str, Settings]) -> FileResult:
     path, settings = args
-    return check_file(path, settings)
+    try:
+        return check_file(path, settings)
+    finally:
+        collect_file_garbage()
+
+
+def collect_file_garbage() -> None:
+    """A file's trees hold reference cycles (parents, walker and calls): free them before
+    the next file, then freeze what survives (project index caches) so that the next
+    collection only scans what the next file allocates."""
+    gc.collect()
+    gc.freeze()
+
+
+def gc_for_batch() -> None:
+    """A batch run allocates millions of short-lived nodes: the cyclic collector ran a
+    sixth of the time scanning the imported modules again and again. Freeze what is alive
+    (modules, tables) out of its sight and collect young objects less often."""
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 1000)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _cannot_match(path: str, tokens: Tokens) -> bool:
@@ -60,14 +87,21 @@ def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None
     fresh = []
     if jobs <= 1:
         rules = settings.rules()
+        gc_for_batch()
         for i in todo:
             fresh.append(check_file(paths[i], settings, rules))
+            collect_file_garbage()
             step(1)
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for result in pool.map(_check_one, [(paths[i], settings) for i in todo], chunksize=2):
-                fresh.append(result)
+        # Largest first, one at a time: a worker that draws a 30,000-line file early does
+        # not hold up the end of the run.
+        order = sorted(todo, key=lambda i: -_size(paths[i]))
+        with ProcessPoolExecutor(max_workers=jobs, initializer=gc_for_batch) as pool:
+            done = {}
+            for i, result in zip(order, pool.map(_check_one, [(paths[i], settings) for i in order], chunksize=1)):
+                done[i] = result
                 step(1)
+        fresh = [done[i] for i in todo]
     for i, result in zip(todo, fresh):
         results[i] = result
         if cache is not None and not any(d.code.startswith("SPL90") for d in result.diagnostics):

@@ -74,25 +74,36 @@ class Tokens:
         """(literal, what must follow it, whether a `.` may precede it) for each token: a
         literal is found by `str.find`, which is far faster than one alternation regex."""
         out = []
+        # a callee-only token must be followed by `(` (or be imported, see `search`)
         for n in sorted(self.names):
-            out.append((n, rf"(?!{_IDENT})", True))
+            out.append((n, rf"(?!{_IDENT})\s*\(" if n in self.called else rf"(?!{_IDENT})", True))
         for p in self.prefixes:
-            out.append((p, "", True))
+            out.append((p, rf"{_IDENT}*\s*\(" if p in self.called else "", True))
         for pair in sorted(self.pairs):
             head, _, attr = pair.rpartition(".")
-            out.append((head, rf"\s*\.\s*{re.escape(attr)}(?!{_IDENT})", True))
+            tail = r"\s*\(" if pair in self.called else ""
+            out.append((head, rf"\s*\.\s*{re.escape(attr)}(?!{_IDENT}){tail}", True))
         for kw in sorted(self.keywords):
             arg, _, value = kw.partition("=")
             out.append((arg, rf"\s*=\s*{re.escape(value)}(?!{_IDENT})", False))
         return tuple((lit, re.compile(re.escape(lit) + tail), dot) for lit, tail, dot in out)
 
     @cached_property
+    def _called_literals(self) -> tuple[frozenset, frozenset]:
+        heads = {p.rpartition(".")[0] if "." in p else p for p in self.called}
+        return frozenset(heads), frozenset(h.encode() for h in heads)
+
+    @cached_property
     def _byte_checks(self) -> tuple:
         return tuple((lit.encode(), re.compile(rx.pattern.encode()), dot) for lit, rx, dot in self._checks)
 
     def search(self, text) -> bool:
-        """Whether the raw text (str or bytes) may hold a token; comments and strings count."""
+        """Whether the raw text (str or bytes) may hold a token; comments and strings count.
+        A callee-only token also counts shortly after `import` (`from torch import
+        sparse_coo_tensor as make`, also in parentheses over lines)."""
         raw = isinstance(text, (bytes, bytearray))
+        imported = b"import" if raw else "import"
+        called = self._called_literals[1 if raw else 0]
         for lit, rx, dot in (self._byte_checks if raw else self._checks):
             at = text.find(lit)
             while at != -1:
@@ -100,7 +111,7 @@ class Tokens:
                 if raw:
                     before = before.decode("latin-1")
                 if not (before and (before.isalnum() or before == "_" or (before == "." and not dot))):
-                    if rx.match(text, at):
+                    if rx.match(text, at) or (lit in called and imported in text[max(0, at - 300):at]):
                         return True
                 at = text.find(lit, at + 1)
         return False

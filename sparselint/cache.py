@@ -5,6 +5,13 @@ findings and the file's bytes. An entry also lists the other project files whose
 classes the findings used, with their content hashes; a changed dependency is a miss.
 Entries are written atomically (temporary file + rename), so runs sharing the cache never
 read half an entry; an unreadable entry is a miss.
+
+In front of the entries, an index per settings maps each path to its size and mtime when
+it was checked, its result and its dependencies' sizes and mtimes: a warm run answers from
+`stat` alone, without reading or hashing any file. A file (or dependency) whose mtime is
+within a second of the run that recorded it is not trusted on `stat` (it may have changed
+again within the clock's resolution); it goes through the content hash, as does any file
+whose size or mtime changed.
 """
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import time
 from functools import lru_cache
 from typing import Optional
 
@@ -63,12 +71,79 @@ def file_digest(path: str) -> Optional[str]:
         return None
 
 
+_RACY_NS = 1_000_000_000
+
+
+def _stat(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)  # absent: creating it is a change
+    return (st.st_size, st.st_mtime_ns)
+
+
 class Cache:
     def __init__(self, directory: str, settings_key: str):
         self.root = os.path.join(directory, code_fingerprint())
         self.settings_key = settings_key
         self.hits = 0
         self._prepared = False
+        self._started = time.time_ns()
+        self._index: Optional[dict] = None
+        self._index_changed = False
+
+    # -- the stat index ------------------------------------------------------------------
+
+    def _index_path(self) -> str:
+        return os.path.join(self.root, "index-" + hashlib.sha256(self.settings_key.encode()).hexdigest()[:16])
+
+    def _load_index(self) -> dict:
+        if self._index is None:
+            try:
+                with open(self._index_path(), "rb") as fh:
+                    self._index = pickle.load(fh)
+                if not isinstance(self._index, dict):
+                    self._index = {}
+            except Exception:
+                self._index = {}
+        return self._index
+
+    def lookup(self, path: str) -> Optional[FileResult]:
+        """The result of an unchanged file, known from `stat` alone; None: look closer."""
+        record = self._load_index().get(path)
+        if record is None:
+            return None
+        stat, checked_at, result, deps = record
+        if stat[1] + _RACY_NS > checked_at or _stat(path) != stat:
+            return None
+        for dep, dep_stat in deps:
+            if dep_stat[1] + _RACY_NS > checked_at or _stat(dep) != dep_stat:
+                return None
+        self.hits += 1
+        return result
+
+    def remember(self, path: str, result: FileResult, dependencies=()) -> None:
+        """Record a result in the index, with the stat of the file and its dependencies."""
+        self._load_index()[path] = (_stat(path), self._started, result,
+                                    tuple((dep, _stat(dep)) for dep in dependencies))
+        self._index_changed = True
+
+    def flush(self) -> None:
+        """Write the index back (atomically) if this run changed it."""
+        if not self._index_changed:
+            return
+        try:
+            self._prepare()
+            os.makedirs(self.root, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(self._index, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self._index_path())
+            self._index_changed = False
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+    # -- entries by content --------------------------------------------------------------
 
     def _key(self, path: str, data: bytes) -> str:
         h = hashlib.sha256(self.settings_key.encode())
@@ -90,6 +165,7 @@ class Cache:
         if any(file_digest(dep) != digest for dep, digest in deps):
             return None
         self.hits += 1
+        self.remember(path, result, [dep for dep, _ in deps])
         return result
 
     def put(self, path: str, result: FileResult) -> None:
@@ -106,6 +182,7 @@ class Cache:
             os.replace(tmp, entry)
         except OSError:
             pass  # a cache that cannot be written only costs time
+        self.remember(path, result, result.dependencies)
 
     def _prepare(self) -> None:
         if self._prepared:

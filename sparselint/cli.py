@@ -10,14 +10,12 @@ from typing import Optional
 import click
 
 from . import __version__
-from . import noqa, output, pyproject
+from . import output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
 from .diagnostics import INTERNAL_ERROR
 from .discovery import Scope, discover
-from .engine import check_bytes, check_notebook, write_fixed
 from .cache import Cache, default_directory
-from .parallel import check_files
-from .rule import all_rules, rule_by_code
+from .rule import all_rules, rule_by_code  # rule modules are imported only when asked for
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -109,12 +107,16 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         return
     results, sources, errors = [], {}, []
     fixing = False  # whether any file's settings write fixes
+    # The engine (and LibCST) is imported only when a file needs checking: `--version`,
+    # `rule` and warm runs answered by the cache do without it.
+    from .parallel import check_files
 
     if from_stdin:
         data = sys.stdin.buffer.read()
         name = stdin_filename or "-"
         settings = flags.settings(resolver.for_file(name) if stdin_filename else run_config)
         fixing = settings.fix and not diff
+        from .engine import check_bytes, check_notebook
         if name.endswith(".ipynb"):
             result = check_notebook(data, name, settings, settings.rules_for(name))
         else:
@@ -163,6 +165,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                 if diff:
                     click.echo(output.unified_diff(path, result.original_source, result.fixed_source), nl=False)
                 else:
+                    from .engine import write_fixed
                     problem = write_fixed(path, result)
                     if problem:
                         errors.append(problem)
@@ -177,6 +180,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     if add_noqa:
         added = 0
         for r in results:
+            from . import noqa
             count, problem = noqa.add(r.path, r.diagnostics)
             added += count
             if problem:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .rule import Rule, all_rules
+from .rule import Rule, all_rules, rule_index
 
 
 class ConfigError(Exception):
@@ -45,17 +45,23 @@ class Settings:
                 out.extend(codes)
         return tuple(out)
 
+    def codes(self) -> tuple[str, ...]:
+        """The codes of `rules()`, without importing any rule."""
+        return resolve_codes(self.select, self.ignore, self.extend_select)
+
     def key(self) -> str:
         """A stable description of everything that changes results, for the cache."""
-        return repr((sorted(r.code for r in self.rules()), self.fix, self.unsafe_fixes, self.select, self.extend_select,
+        return repr((sorted(self.codes()), self.fix, self.unsafe_fixes, self.select, self.extend_select,
                      self.per_file_ignores, self.root if self.per_file_ignores else "",
                      self.target_torch_version))
 
 
-def _matches(selector: str, rule: type[Rule]) -> bool:
+def _matches(selector: str, rule) -> bool:
+    """`rule`: a rule class, or a (code, name) pair of `rule_index()`."""
+    code, name = rule if isinstance(rule, tuple) else (rule.code, rule.name)
     if selector == "ALL":
         return True
-    return rule.code.startswith(selector) or rule.name == selector
+    return code.startswith(selector) or name == selector
 
 
 def check_selectors(selectors: Iterable[str], option: str) -> list[str]:
@@ -69,24 +75,28 @@ def check_selectors(selectors: Iterable[str], option: str) -> list[str]:
         if upper == UNUSED_NOQA[0]:
             out.append(upper)
             continue
-        if upper == "ALL" or any(_matches(upper, r) or _matches(sel, r) for r in all_rules()):
+        if upper == "ALL" or any(_matches(upper, r) or _matches(sel, r) for r in rule_index()):
             out.append(upper if upper.startswith("SPL") or upper == "ALL" else sel)
             continue
         raise ConfigError(f"{option}: unknown rule selector `{raw}` (see `sparselint rule --all`)")
     return out
 
 
+def _chosen(rule, select, ignore, extend_select) -> bool:
+    selected = any(_matches(s, rule) for s in (*select, *extend_select))
+    # A more specific selector wins, as in ruff: `--select SPL001 --ignore SPL` keeps
+    # nothing, `--ignore SPL0 --select SPL001` keeps SPL001.
+    best_sel = max((len(s) for s in (*select, *extend_select) if _matches(s, rule)), default=-1)
+    best_ign = max((len(s) for s in ignore if _matches(s, rule)), default=-1)
+    return selected and best_sel > best_ign
+
+
 def resolve(select, ignore, extend_select) -> tuple[type[Rule], ...]:
-    chosen = []
-    for rule in all_rules():
-        selected = any(_matches(s, rule) for s in (*select, *extend_select))
-        # A more specific selector wins, as in ruff: `--select SPL001 --ignore SPL` keeps
-        # nothing, `--ignore SPL0 --select SPL001` keeps SPL001.
-        best_sel = max((len(s) for s in (*select, *extend_select) if _matches(s, rule)), default=-1)
-        best_ign = max((len(s) for s in ignore if _matches(s, rule)), default=-1)
-        if selected and best_sel > best_ign:
-            chosen.append(rule)
-    return tuple(chosen)
+    return tuple(r for r in all_rules() if _chosen(r, select, ignore, extend_select))
+
+
+def resolve_codes(select, ignore, extend_select) -> tuple[str, ...]:
+    return tuple(code for code, name in rule_index() if _chosen((code, name), select, ignore, extend_select))
 
 
 def split_list(values: Iterable[str]) -> list[str]:

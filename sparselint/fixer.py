@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import libcst as cst
 
 from .diagnostics import Diagnostic, Fix
 from .source import line_starts, offset
@@ -41,6 +40,7 @@ def _overlaps(a: int, b: int, x: int, y: int) -> bool:
 
 def parses(text: str) -> bool:
     try:
+        import libcst as cst  # only when a fix is checked: a warm run never imports LibCST
         cst.parse_module(text)
     except Exception:
         return False

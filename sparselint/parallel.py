@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import gc
 import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Optional
 
 from .cache import Cache
 from .config import Settings
 from .diagnostics import FileResult
-from .engine import check_file, imported_code, prefilter_tokens
 from .tokens import Tokens
 
 # Below this many files per worker, starting workers costs more than it saves.
@@ -17,6 +15,7 @@ MIN_FILES_PER_WORKER = 8
 
 
 def _check_one(args: tuple[str, Settings]) -> FileResult:
+    from .engine import check_file
     path, settings = args
     try:
         return check_file(path, settings)
@@ -47,8 +46,10 @@ def _size(path: str) -> int:
         return 0
 
 
-def _cannot_match(path: str, tokens: Tokens) -> bool:
-    """A clean UTF-8 file without any prefilter string: nothing to parse, nothing to find."""
+def _cannot_match(path: str, tokens: Tokens, dependencies: set) -> bool:
+    """A clean UTF-8 file without any prefilter string: nothing to parse, nothing to find.
+    The project modules it imports are added to `dependencies`."""
+    from .engine import imported_code
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -61,19 +62,40 @@ def _cannot_match(path: str, tokens: Tokens) -> bool:
     except UnicodeDecodeError:
         return False
     # a helper it imports from the project may hold what this file's facts set off
-    return not imported_code(text, path, tokens)[0]
+    return not imported_code(text, path, tokens, dependencies)[0]
 
 
 def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None,
                 cache: Optional[Cache] = None, progress: Optional[Callable[[int], None]] = None) -> list[FileResult]:
     step = progress or (lambda n: None)
     results: list[Optional[FileResult]] = [None] * len(paths)
+    pending = []
+    for i, path in enumerate(paths):
+        hit = cache.lookup(path) if cache is not None else None
+        if hit is None:
+            pending.append(i)
+        else:
+            results[i] = hit
+            step(1)
+    if pending:
+        _check_pending(paths, pending, results, settings, jobs, cache, step)
+    if cache is not None:
+        cache.flush()
+    return results
+
+
+def _check_pending(paths, pending, results, settings, jobs, cache, step) -> None:
+    from .engine import check_file, prefilter_tokens
     # The prefilter runs here, before any worker starts: most files of a large tree end here.
     tokens = prefilter_tokens(settings.rules())
     todo = []
-    for i, path in enumerate(paths):
-        if not settings.per_file_ignores and _cannot_match(path, tokens):
+    for i in pending:
+        path = paths[i]
+        deps: set = set()
+        if not settings.per_file_ignores and _cannot_match(path, tokens, deps):
             results[i] = FileResult(path=path)
+            if cache is not None:
+                cache.remember(path, results[i], sorted(deps))
             step(1)
             continue
         hit = cache.get(path) if cache is not None else None
@@ -87,14 +109,20 @@ def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None
     fresh = []
     if jobs <= 1:
         rules = settings.rules()
+        saved = gc.get_threshold()
         gc_for_batch()
-        for i in todo:
-            fresh.append(check_file(paths[i], settings, rules))
-            collect_file_garbage()
-            step(1)
+        try:
+            for i in todo:
+                fresh.append(check_file(paths[i], settings, rules))
+                collect_file_garbage()
+                step(1)
+        finally:
+            gc.unfreeze()
+            gc.set_threshold(*saved)
     else:
         # Largest first, one at a time: a worker that draws a 30,000-line file early does
         # not hold up the end of the run.
+        from concurrent.futures import ProcessPoolExecutor
         order = sorted(todo, key=lambda i: -_size(paths[i]))
         with ProcessPoolExecutor(max_workers=jobs, initializer=gc_for_batch) as pool:
             done = {}
@@ -106,4 +134,3 @@ def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None
         results[i] = result
         if cache is not None and not any(d.code.startswith("SPL90") for d in result.diagnostics):
             cache.put(paths[i], result)
-    return results

@@ -73,6 +73,23 @@ def doc_sections(doc: str) -> dict[str, str]:
     return {k: v.strip("\n") for k, v in sections.items()}
 
 
+_MODULE = re.compile(r"^spl(\d{3})_([a-z0-9_]+)$")
+
+
+@lru_cache(maxsize=None)
+def rule_index() -> tuple[tuple[str, str], ...]:
+    """(code, name) of every rule, read from the module names (`spl001_values_on_uncoalesced`)
+    without importing them: selecting rules and keying the cache need no LibCST."""
+    from sparselint import rules as package
+
+    found = []
+    for info in pkgutil.iter_modules(package.__path__):
+        m = _MODULE.match(info.name)
+        if m:
+            found.append((f"SPL{m.group(1)}", m.group(2).replace("_", "-")))
+    return tuple(sorted(found))
+
+
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every rule class in `sparselint.rules`, found by import, sorted by code."""

@@ -124,5 +124,5 @@ class Tokens:
         if word in self.keywords:
             return True
         if self.prefixes and word.startswith(self.prefixes):
-            return callee or not any(word.startswith(p) for p in self.prefixes if p not in self.called)
+            return callee or any(word.startswith(p) for p in self.prefixes if p not in self.called)
         return False

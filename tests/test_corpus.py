@@ -24,3 +24,20 @@ def test_corpus_lints_without_internal_error(cli, tmp_path):
     assert not [f for f in findings if f["code"] in ("SPL903", "SPL905")], findings
     counted = sum(1 for p in paths for _, _, files in os.walk(p) for f in files if f.endswith(".py"))
     assert counted > 3000
+
+
+@pytest.mark.skipif(not all(os.path.isdir(os.path.join(CORPUS, p)) for p in PARTS),
+                    reason=f"corpus not found at {CORPUS}: run benchmarks/fetch_corpus.sh (or set SPARSELINT_CORPUS)")
+def test_reduction_changes_no_finding_on_the_corpus(cli):
+    """Every file of the corpus that passes the prefilter, analysed whole (every statement
+    parsed and walked), gives the findings of the reduced analysis."""
+    import json
+    paths = [os.path.join(CORPUS, p) for p in PARTS]
+
+    def run(whole):
+        r = cli("--no-cache", "--exit-zero", "--file-timeout", "600", "--output-format", "json", *paths,
+                env={"SPARSELINT_NO_REDUCTION": "1" if whole else ""})
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-3000:]
+        return sorted((f["path"], f["line"], f["column"], f["code"]) for f in json.loads(r.stdout))
+
+    assert run(whole=False) == run(whole=True)

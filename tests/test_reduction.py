@@ -1,0 +1,131 @@
+"""The reduction (what is parsed and walked) is an optimisation: it must never change a
+finding. Every fixture, example and hazard is linted twice, reduced and whole, and the
+findings compared; unit tests pin what counts as a token and what the reduction keeps."""
+import json
+import os
+
+import pytest
+from conftest import FIXTURES, HAZARDS, ROOT
+
+from sparselint.config import Settings
+from sparselint.engine import prefilter_tokens
+from sparselint.reduce import reduce_source
+from sparselint.testing import actual_findings
+from sparselint.tokens import Tokens
+
+TOKENS = prefilter_tokens(Settings().rules())
+
+
+def findings(cli, paths, whole: bool):
+    env = {"SPARSELINT_NO_REDUCTION": "1"} if whole else {"SPARSELINT_NO_REDUCTION": ""}
+    r = cli("--no-cache", "--exit-zero", "--output-format", "json", *paths, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return sorted((f["path"], f["line"], f["column"], f["code"], f["message"]) for f in json.loads(r.stdout))
+
+
+def test_reduction_never_changes_a_finding(cli):
+    paths = [FIXTURES, os.path.join(ROOT, "examples")] + ([HAZARDS] if os.path.isdir(HAZARDS) else [])
+    reduced = findings(cli, paths, whole=False)
+    assert len(reduced) > 200  # the fixtures are there and were checked
+    assert reduced == findings(cli, paths, whole=True)
+
+
+def kept(source: str, names=()) -> list[str]:
+    """The non-blank lines that survive the reduction (None: nothing is parsed)."""
+    text = reduce_source(source, TOKENS, names).text
+    return None if text is None else [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def test_tokens_count_only_as_code():
+    assert not TOKENS.search("x.supports_sparse=True\ny = _to_sparse(x)\n")
+    assert TOKENS.search("emb = nn.Embedding(3, 2, sparse = True)\n")
+    # the raw-text test is a superset: strings and comments pass it, the syntax tree does not
+    assert kept('"""build it with torch.sparse_coo_tensor(i, v)"""\nimport torch\n# x.to_sparse()\n') is None
+    assert kept("import torch\nf = lambda x: x.to_sparse()\nitems = [f]\n") is None
+    # a reference in a table is not a call
+    assert kept("import torch\nTABLE = {torch.Tensor.to_sparse_csr: 1}\n") is None
+    assert kept("import torch\nadj = x.to_sparse_csr()\n") == ["import torch", "adj = x.to_sparse_csr()"]
+
+
+def test_a_name_imported_from_a_token_is_a_token():
+    src = "from torch import sparse_coo_tensor as make\nimport os\nadj = make(i, v)\nn = os.sep\n"
+    assert TOKENS.search(src)
+    assert kept(src) == ["from torch import sparse_coo_tensor as make", "import os", "adj = make(i, v)"]
+
+
+def test_token_forms():
+    t = Tokens(["sparse_coo_tensor()", "to_sparse*()", "optim", "grad.coalesce()", "scale_grad_by_freq=True"])
+    assert t.search(b"torch.sparse_coo_tensor\n  (i, v)") and not t.search(b"torch.sparse_coo_tensor_x(")
+    assert t.search("torch.optim.SGD") and not t.search("torch.optimize()")
+    assert t.search("p.grad . coalesce()") and not t.search("p.grad.coalesce_()")
+    assert t.search("Embedding(3, 2, scale_grad_by_freq=True)") and not t.search("e.scale_grad_by_freq = True")
+    assert t.matches_word("to_sparse_csr") and not t.matches_word("to_sparse_csr", callee=False)
+    assert t.matches_word("optim", callee=False)
+
+
+HELPER_CALLED_WITH_SPARSE = '''\
+import torch
+
+
+def first_values(a):
+    return a.values()  # SPL001
+
+
+def train():
+    i = torch.tensor([[0, 1], [1, 0]])
+    adj = torch.sparse_coo_tensor(i, torch.ones(2))
+    first_values(adj)
+'''
+
+
+def test_a_helper_without_tokens_called_with_a_sparse_tensor_is_kept():
+    """A helper holding no token is where the hazard is when the caller passes it a sparse
+    tensor; an earlier reduction blanked it, and lost the finding."""
+    assert "def first_values(a):" in kept(HELPER_CALLED_WITH_SPARSE)
+    assert actual_findings(HELPER_CALLED_WITH_SPARSE) == {(5, "SPL001"): 1}
+
+
+TEST_CLASS = '''\
+import torch
+import unittest
+
+
+class TestOps(unittest.TestCase):
+    limit = 3
+
+    def _first(self, a):
+        return a.values()  # SPL001
+
+    def test_values(self):
+        adj = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2))
+        self._first(adj)
+
+    def test_dense(self):
+        print(torch.ones(3).sum())
+
+    def test_more_dense(self):
+        print(torch.zeros(3).sum())
+'''
+
+
+def test_a_class_nothing_instantiates_keeps_only_the_methods_that_matter():
+    lines = kept(TEST_CLASS)
+    assert "def _first(self, a):" in lines and "def test_values(self):" in lines
+    assert "def test_dense(self):" not in lines and "def test_more_dense(self):" not in lines
+    assert "limit = 3" in lines  # class-level statements stay with their class
+    assert actual_findings(TEST_CLASS) == {(9, "SPL001"): 1}
+
+
+def test_a_class_instantiated_by_code_that_matters_is_kept_whole():
+    src = TEST_CLASS + "\n\ncase = TestOps()\ncase.adj = torch.eye(3).to_sparse()\n"
+    lines = kept(src)
+    assert "def test_dense(self):" in lines and "case = TestOps()" in lines
+
+
+@pytest.mark.parametrize("name", ["gcn_helpers", "trainer_class", "lightning_style"])
+def test_program_fixtures_lose_nothing_to_the_reduction(name, monkeypatch):
+    path = os.path.join(FIXTURES, "programs", f"{name}_bad.py")
+    source = open(path).read()
+    reduced = actual_findings(source, path)
+    monkeypatch.setenv("SPARSELINT_NO_REDUCTION", "1")
+    assert reduced and reduced == actual_findings(source, path)

@@ -1,36 +1,49 @@
-"""Side-by-side timing of sparselint and peer linters on the same files, in one command.
+"""sparselint beside ruff on the same trees, cold and warm, in one command.
 
-    python benchmarks/bench.py TREE [--subfolder nn] [--tools-dir DIR] [--timeout 900]
+    python benchmarks/bench.py [--corpus DIR] [--runs 5] [--baseline SRC] [--readme README.md]
 
-Reports wall time, files/s, peak memory (RSS of the process tree) and the ratio to ruff's
-default rule set for: sparselint cold (--no-cache) and warm (second run on a primed cache),
-ruff, and, on a subfolder where they would take minutes on the whole tree, TorchFix and
-Fixit when installed. Then sparselint cold on a quarter, half and all of the tree, to show
-how time and memory grow. Peers are found on PATH or in --tools-dir.
+Trees (from `benchmarks/fetch_corpus.sh`, default `$SPARSELINT_CORPUS` or
+~/.cache/sparselint-corpus): torch sources, torch_geometric, torch_geometric/nn/conv, and
+one small file (`benchmarks/data/one_file.py`). For each: sparselint cold (`--no-cache`),
+sparselint warm (a cache primed by one run), ruff's default rules cold (`--no-cache`) and
+warm; wall time min / median / max over `--runs` runs, and the median run's peak RSS (the
+largest process of the run, workers included). `--baseline SRC` adds another sparselint
+source tree (a checkout of an earlier commit) run the same way, for before/after numbers.
+`--readme` rewrites the table between the benchmark markers of that file.
+
+Runs use the interpreter directly (no shims) with bytecode caching on, as an installed
+sparselint runs; one unmeasured run first writes the bytecode.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-
-def python_files(root: str) -> list[str]:
-    out = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
-        out.extend(os.path.join(d, f) for f in sorted(files) if f.endswith(".py"))
-    return out
+HERE = os.path.dirname(os.path.abspath(__file__))
+NEUTRAL = tempfile.mkdtemp(prefix="sparselint-bench-cwd-")
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
-def measure(cmd: list[str], timeout: float) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB, and a note ("timeout" or the exit status)."""
+def python_files(root: str) -> int:
+    if os.path.isfile(root):
+        return 1
+    return sum(1 for _, _, files in os.walk(root) for f in files if f.endswith(".py"))
+
+
+def measure(cmd: list[str], env: dict, timeout: float) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MiB (the largest process, waited-for children included),
+    exit status."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # from a neutral folder: `-m` puts the working folder first on sys.path, and its
+    # configuration would apply
+    err = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=NEUTRAL)
     deadline = start + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -38,85 +51,110 @@ def measure(cmd: list[str], timeout: float) -> tuple[float, float, str]:
             break
         if time.perf_counter() > deadline:
             proc.kill()
-            _, status, usage = os.wait4(proc.pid, 0)
-            return time.perf_counter() - start, usage.ru_maxrss / 1024, "timeout"
-        time.sleep(0.02)
+            os.wait4(proc.pid, 0)
+            raise SystemExit(f"timeout: {' '.join(cmd)}")
+        time.sleep(0.002)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, f"exit {code}"
+    if code != 0:
+        err.seek(0)
+        raise SystemExit(f"exit {code}: {' '.join(cmd)}\n{err.read().decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, code
 
 
-def tool(name: str, tools_dir: str | None) -> str | None:
-    if tools_dir:
-        cand = os.path.join(tools_dir, name)
-        if os.access(cand, os.X_OK):
-            return cand
-    return shutil.which(name)
+def series(cmd, env, runs, timeout, prime=None):
+    if prime:
+        measure(prime, env, timeout)
+    out = [measure(cmd, env, timeout) for _ in range(runs)]
+    walls = [w for w, _, _ in out]
+    median_run = sorted(out)[len(out) // 2]
+    return min(walls), statistics.median(walls), max(walls), median_run[1]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("tree")
-    ap.add_argument("--subfolder", default="nn", help="folder under TREE for the slow peers (default: nn)")
-    ap.add_argument("--tools-dir", default=None)
+    ap.add_argument("--corpus", default=os.environ.get("SPARSELINT_CORPUS",
+                                                       os.path.expanduser("~/.cache/sparselint-corpus")))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--baseline", default=None, help="source tree of another sparselint to run beside this one")
+    ap.add_argument("--ruff", default=shutil.which("ruff"))
+    ap.add_argument("--readme", default=None)
     ap.add_argument("--timeout", type=float, default=900)
     args = ap.parse_args()
 
-    tree = os.path.abspath(args.tree)
-    sub = os.path.join(tree, args.subfolder)
-    sparselint = [sys.executable, "-m", "sparselint"]
-    ruff = tool("ruff", args.tools_dir)
-    torchfix = tool("torchfix", args.tools_dir)
-    fixit = tool("fixit", args.tools_dir)
+    trees = [("torch sources", os.path.join(args.corpus, "torch")),
+             ("torch_geometric", os.path.join(args.corpus, "torch_geometric")),
+             ("torch_geometric/nn/conv", os.path.join(args.corpus, "torch_geometric", "nn", "conv")),
+             ("one small file", os.path.join(HERE, "data", "one_file.py"))]
+    missing = [p for _, p in trees if not os.path.exists(p)]
+    if missing:
+        raise SystemExit(f"not found: {', '.join(missing)} (run benchmarks/fetch_corpus.sh)")
+    python = os.path.realpath(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    tools = [("sparselint", [python, "-m", "sparselint", "-q", "--exit-zero"], env)]
+    if args.baseline:
+        base_env = dict(env, PYTHONPATH=os.path.abspath(args.baseline))
+        tools.append(("baseline", [python, "-m", "sparselint", "-q", "--exit-zero"], base_env))
     rows = []
-
-    def run(label, cmd, target, nfiles):
-        wall, rss, note = measure(cmd + [target], args.timeout)
-        rows.append((label, os.path.relpath(target, os.path.dirname(tree)), nfiles, wall, rss, note))
-        print(f"  {label}: {wall:.2f} s", file=sys.stderr)
-
-    all_files = python_files(tree)
-    sub_files = python_files(sub) if os.path.isdir(sub) else []
     cache = tempfile.mkdtemp(prefix="sparselint-bench-")
     try:
-        for target, files in ((tree, all_files), (sub, sub_files)):
-            if not files:
-                continue
-            run("sparselint cold", sparselint + ["--no-cache", "--exit-zero", "-q"], target, len(files))
-            measure(sparselint + ["--cache-dir", cache, "--exit-zero", "-q", target], args.timeout)
-            run("sparselint warm", sparselint + ["--cache-dir", cache, "--exit-zero", "-q"], target, len(files))
-            if ruff:
-                run("ruff (default rules)", [ruff, "check", "--no-cache", "--isolated", "--exit-zero", "-q"], target, len(files))
-        if sub_files:
-            if torchfix:
-                run("TorchFix", [torchfix], sub, len(sub_files))
-            if fixit:
-                run("Fixit", [fixit, "lint"], sub, len(sub_files))
+        for label, path in trees:
+            n = python_files(path)
+            row = {"tree": label, "files": n}
+            for name, cmd, tool_env in tools:
+                c = os.path.join(cache, name + label.replace("/", "_"))
+                row[f"{name} cold"] = series(cmd + ["--no-cache", path], tool_env, args.runs, args.timeout,
+                                             prime=cmd + ["--no-cache", path])
+                row[f"{name} warm"] = series(cmd + ["--cache-dir", c, path], tool_env, args.runs, args.timeout,
+                                             prime=cmd + ["--cache-dir", c, path])
+                print(f"  {label}: {name} done", file=sys.stderr)
+            if args.ruff:
+                ruff = [args.ruff, "check", "--isolated", "--exit-zero", "-q"]
+                rc = os.path.join(cache, "ruff" + label.replace("/", "_"))
+                row["ruff cold"] = series(ruff + ["--no-cache", path], env, args.runs, args.timeout)
+                row["ruff warm"] = series(ruff + ["--cache-dir", rc, path], env, args.runs, args.timeout,
+                                          prime=ruff + ["--cache-dir", rc, path])
+            rows.append(row)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
-    ruff_time = {r[1]: r[3] for r in rows if r[0].startswith("ruff")}
-    print("| tool | files | wall (s) | files/s | peak RSS (MiB) | x ruff | note |")
-    print("|---|---|---|---|---|---|---|")
-    for label, target, n, wall, rss, note in rows:
-        ratio = f"{wall / ruff_time[target]:.1f}" if target in ruff_time else "-"
-        print(f"| {label} on `{target}` | {n} | {wall:.2f} | {n / wall:.0f} | {rss:.0f} | {ratio} | {note} |")
-
-    print("\nsparselint cold against tree size:")
-    print("| share | files | wall (s) | files/s | peak RSS (MiB) |")
-    print("|---|---|---|---|---|")
-    for share in (4, 2, 1):
-        part = all_files[: len(all_files) // share]
-        wall, rss, _ = measure_files(sparselint + ["--no-cache", "--exit-zero", "-q"], part)
-        print(f"| 1/{share} | {len(part)} | {wall:.2f} | {len(part) / wall:.0f} | {rss:.0f} |")
+    table = render(rows, [name for name, _, _ in tools], bool(args.ruff), args.runs)
+    print(table)
+    if args.readme:
+        text = open(args.readme).read()
+        if START not in text or END not in text:
+            raise SystemExit(f"{args.readme}: no {START} ... {END} markers")
+        head, rest = text.split(START, 1)
+        _, tail = rest.split(END, 1)
+        with open(args.readme, "w") as fh:
+            fh.write(head + START + "\n" + table + "\n" + END + tail)
     return 0
 
 
-def measure_files(cmd: list[str], files: list[str]):
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd + files, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+def render(rows, names, with_ruff, runs) -> str:
+    def cell(t):
+        lo, med, hi, _ = t
+        return f"{med:.2f} ({lo:.2f}-{hi:.2f})"
+
+    cols = [f"{n} {m}" for n in names for m in ("cold", "warm")]
+    head = ["tree", "files"]
+    if with_ruff:
+        head += ["ruff cold", "ruff warm"]
+    head += [f"{c}, s" for c in cols] + [f"{n} cold peak MiB" for n in names]
+    if with_ruff:
+        head += ["cold x ruff", "warm x ruff"]
+    lines = [f"Wall seconds, median (min-max) of {runs} runs; peak RSS of the median cold run.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["tree"], str(r["files"])]
+        if with_ruff:
+            cells += [cell(r["ruff cold"]), cell(r["ruff warm"])]
+        cells += [cell(r[c]) for c in cols] + [f"{r[f'{n} cold'][3]:.0f}" for n in names]
+        if with_ruff:
+            cells += [f"{r['sparselint cold'][1] / r['ruff cold'][1]:.1f}x",
+                      f"{r['sparselint warm'][1] / r['ruff warm'][1]:.1f}x"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -132,13 +132,13 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
     rules = settings.rules() if rules is None else rules
 
     def findings(t: str) -> list[Diagnostic]:
-        sups = {path: suppression.parse(t)}
+        sups: dict = {}  # read only when there is a finding: tokenizing costs more than the check
         version = settings.target_torch_version
 
         def suppressed(d: Diagnostic) -> bool:
             # a finding inside another module that this file calls obeys that module's noqa
             if d.path not in sups:
-                sups[d.path] = _suppressions_on_disk(d.path)
+                sups[d.path] = suppression.parse(t) if d.path == path else _suppressions_on_disk(d.path)
             return sups[d.path].suppresses(d.code, d.line)
 
         kept = [d for d in analyse(t, path, rules, dependencies, version) if not suppressed(d)]

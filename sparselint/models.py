@@ -10,6 +10,7 @@ in its key.
 from __future__ import annotations
 
 import ast
+from collections import deque
 import os
 import re
 import warnings
@@ -94,6 +95,7 @@ class ProjectIndex:
         self._owners: dict[tuple, bool] = {}
         self._token_functions: dict[tuple, list] = {}
         self._overlays: set[str] = set()
+        self._outlines: dict[tuple, tuple] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -114,7 +116,7 @@ class ProjectIndex:
 
     def forget_derived(self) -> None:
         """Drop what was derived from file contents (a file changed on disk or in an editor)."""
-        for memo in (self._functions, self._import_files, self._module_texts, self._definitions,
+        for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
                      self._instances, self._owners, self._token_functions):
             memo.clear()
 
@@ -360,12 +362,13 @@ class ProjectIndex:
         out: list[str] = []
         # functions only: an imported model class is read by `instantiate`, and a class
         # that mentions a token in one method would keep every line that names it
-        found = re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", body, re.M)
-        if found is not None:
-            nxt = _TOP_LEVEL.search(body, found.end())
-            out = [body[found.start():nxt.start() if nxt else len(body)]]
+        defs, imports = self._outline(file, body)
+        start = defs.get(name)
+        if start is not None:
+            nxt = _TOP_LEVEL.search(body, start + 1)
+            out = [body[start:nxt.start() if nxt else len(body)]]
         elif depth <= 4:
-            for module, pairs in _import_lines(body):
+            for module, pairs in imports:
                 match = next((o for o, l in pairs if l == name), _NONE)
                 if match is not _NONE:
                     sub = self._import_file(module, file)
@@ -375,6 +378,18 @@ class ProjectIndex:
                     break
         self._definitions[key] = out
         return out
+
+    def _outline(self, file: str, body: str) -> tuple[dict[str, int], list]:
+        """Where each top-level function of a module starts, and its import lines: read once
+        per module (a package `__init__` is consulted for every name it re-exports)."""
+        key = (file, hash(body))
+        found = self._outlines.get(key)
+        if found is None:
+            defs: dict[str, int] = {}
+            for m in _DEF_START.finditer(body):
+                defs.setdefault(m.group(1), m.start())
+            found = self._outlines[key] = (defs, list(_import_lines(body)))
+        return found
 
     def _import_file(self, module: str, importer: str) -> Optional[str]:
         if module.split(".")[0] in _NOT_PROJECT:
@@ -571,6 +586,9 @@ _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
+_DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
 def _import_lines(text: str):
     """(module, [(imported name, local name)]) of the import statements of a text, read by
     a cheap regex; the imported name is None where the module itself is bound."""
@@ -595,11 +613,28 @@ def _module_name(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _statements(tree: ast.Module):
+    """Every statement, in the breadth-first order of `ast.walk` (a later import of a name
+    wins), without entering expressions: imports are statements."""
+    queue = deque(tree.body)
+    while queue:
+        node = queue.popleft()
+        yield node
+        for name in node._fields:
+            if name in _BLOCKS:
+                block = getattr(node, name)
+                if isinstance(block, list):
+                    queue.extend(block)
+
+
 def _imports(tree: ast.Module, path: str) -> dict[str, str]:
     """Local name -> qualified name, with relative imports made absolute from the file's folder."""
     out: dict[str, str] = {}
     package_dir = os.path.dirname(os.path.abspath(path))
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -749,9 +784,18 @@ def _self_assignments(init: Optional[ast.FunctionDef]):
                 yield t.attr, node.value, node.lineno
 
 
+_FUNCTIONAL_SPARSE: dict[int, tuple[ast.ClassDef, dict[str, int]]] = {}
+
+
 def _functional_sparse(cls: _Class) -> dict[str, int]:
     """Attributes used as the weight of `F.embedding(..., sparse=True)` in any method."""
+    hit = _FUNCTIONAL_SPARSE.get(id(cls.node))
+    if hit is not None and hit[0] is cls.node:
+        return hit[1]
     out = {}
+    if len(_FUNCTIONAL_SPARSE) > 256:
+        _FUNCTIONAL_SPARSE.clear()  # bounded: it holds class trees alive
+    _FUNCTIONAL_SPARSE[id(cls.node)] = (cls.node, out)
     for node in ast.walk(cls.node):
         if isinstance(node, ast.Call) and _qualify(node.func, cls.imports, cls.path) in FUNCTIONAL_EMBEDDING:
             if any(kw.arg == "sparse" and isinstance(kw.value, ast.Constant) and kw.value.value is True

@@ -14,11 +14,20 @@ from .tokens import Tokens
 MIN_FILES_PER_WORKER = 8
 
 
-def _check_one(args: tuple[str, Settings]) -> FileResult:
-    from .engine import check_file
-    path, settings = args
+def _check_batch(args: tuple[list[str], Settings]) -> list[tuple[FileResult, Optional[set]]]:
+    """In a worker: prefilter and check each file of a batch. For a file the prefilter
+    passes over, the project modules it imports come back with its (empty) result."""
+    paths, settings = args
+    return [_prefilter_and_check(path, settings) for path in paths]
+
+
+def _prefilter_and_check(path: str, settings: Settings, rules=None) -> tuple[FileResult, Optional[set]]:
+    from .engine import check_file, prefilter_tokens
+    deps: set = set()
+    if not settings.per_file_ignores and _cannot_match(path, prefilter_tokens(settings.rules()), deps):
+        return FileResult(path=path), deps
     try:
-        return check_file(path, settings)
+        return check_file(path, settings, rules), None
     finally:
         collect_file_garbage()
 
@@ -85,20 +94,10 @@ def check_files(paths: list[str], settings: Settings, jobs: Optional[int] = None
 
 
 def _check_pending(paths, pending, results, settings, jobs, cache, step) -> None:
-    from .engine import check_file, prefilter_tokens
-    # The prefilter runs here, before any worker starts: most files of a large tree end here.
-    tokens = prefilter_tokens(settings.rules())
     todo = []
     for i in pending:
-        path = paths[i]
-        deps: set = set()
-        if not settings.per_file_ignores and _cannot_match(path, tokens, deps):
-            results[i] = FileResult(path=path)
-            if cache is not None:
-                cache.remember(path, results[i], sorted(deps))
-            step(1)
-            continue
-        hit = cache.get(path) if cache is not None else None
+        # by content: a file touched (mtime changed) but not edited needs no check
+        hit = cache.get(paths[i]) if cache is not None else None
         if hit is None:
             todo.append(i)
         else:
@@ -106,31 +105,51 @@ def _check_pending(paths, pending, results, settings, jobs, cache, step) -> None
             step(1)
     jobs = jobs or os.cpu_count() or 1
     jobs = min(jobs, max(1, len(todo) // MIN_FILES_PER_WORKER))
-    fresh = []
+    fresh: dict[int, tuple[FileResult, Optional[set]]] = {}
     if jobs <= 1:
         rules = settings.rules()
         saved = gc.get_threshold()
         gc_for_batch()
         try:
             for i in todo:
-                fresh.append(check_file(paths[i], settings, rules))
-                collect_file_garbage()
+                fresh[i] = _prefilter_and_check(paths[i], settings, rules)
                 step(1)
         finally:
             gc.unfreeze()
             gc.set_threshold(*saved)
     else:
-        # Largest first, one at a time: a worker that draws a 30,000-line file early does
-        # not hold up the end of the run.
-        from concurrent.futures import ProcessPoolExecutor
-        order = sorted(todo, key=lambda i: -_size(paths[i]))
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        # The prefilter runs in the workers too (it reads every file). Largest first, one
+        # at a time, small files in batches: a worker that draws a 30,000-line file late
+        # does not hold up the end of the run, and small files cost one message per batch.
+        batches = _batches(sorted(todo, key=lambda i: -_size(paths[i])), paths)
         with ProcessPoolExecutor(max_workers=jobs, initializer=gc_for_batch) as pool:
-            done = {}
-            for i, result in zip(order, pool.map(_check_one, [(paths[i], settings) for i in order], chunksize=1)):
-                done[i] = result
-                step(1)
-        fresh = [done[i] for i in todo]
-    for i, result in zip(todo, fresh):
+            futures = {pool.submit(_check_batch, ([paths[i] for i in batch], settings)): batch for batch in batches}
+            for future in as_completed(futures):
+                for i, outcome in zip(futures[future], future.result()):
+                    fresh[i] = outcome
+                    step(1)
+    for i in todo:
+        result, clean_deps = fresh[i]
         results[i] = result
-        if cache is not None and not any(d.code.startswith("SPL90") for d in result.diagnostics):
+        if cache is None:
+            continue
+        if clean_deps is not None:
+            cache.remember(paths[i], result, sorted(clean_deps))
+        elif not any(d.code.startswith("SPL90") for d in result.diagnostics):
             cache.put(paths[i], result)
+
+
+def _batches(order: list[int], paths: list[str], limit: int = 200_000) -> list[list[int]]:
+    out: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i in order:
+        current.append(i)
+        size += _size(paths[i])
+        if size >= limit or len(current) >= 32:
+            out.append(current)
+            current, size = [], 0
+    if current:
+        out.append(current)
+    return out

@@ -59,6 +59,25 @@ class _Unit:
     seed_names: set[str] = field(default_factory=set)  # imported from a token's module
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+
+
+def _push_children(node: ast.AST, stack: list) -> None:
+    """`ast.iter_child_nodes` without its generator and per-field checks: the summaries
+    walk every node of every file that passes the prefilter."""
+    kind = type(node)
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAVES)
+    for name in names:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            stack.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            stack.append(value)
+
+
 def _module_words(dotted_name: str) -> list[str]:
     parts = dotted_name.split(".")
     return parts + [f"{a}.{b}" for a, b in zip(parts, parts[1:])]
@@ -126,7 +145,7 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
                     # `from torch import sparse_coo_tensor as make`: `make(...)` is that call
                     unit.seed_names.add(alias.asname or alias.name)
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        _push_children(n, stack)
 
 
 def _units(statements: list[ast.stmt], tokens: Tokens, parent: int = -1, units=None) -> list[_Unit]:

@@ -26,8 +26,9 @@ class Rule:
     when: ClassVar[str]
     hazards: ClassVar[tuple[str, ...]] = ()
     fix_title: ClassVar[str] = ""
-    # A file can only produce this rule's findings if it contains one of these strings; by
-    # default, the text of every source of a sparse fact.
+    # A file can only produce this rule's findings if its code holds one of these tokens
+    # (forms in `sparselint.tokens`: `name`, `prefix*`, `owner.attr`, `keyword=value`, and
+    # `...()` for callee-only); by default, every source of a sparse fact.
     prefilter: ClassVar[tuple[str, ...]] = SPARSE_SOURCE_TOKENS
     # Small examples beside the code: `valid` must stay silent, each `invalid` must be
     # flagged on the lines marked `# SPLnnn`.

@@ -47,6 +47,7 @@ class Context:
         self.line_node: Optional[cst.CSTNode] = None
         self._loop_backward: dict[cst.CSTNode, bool] = {}
         self._assigned: dict[cst.CSTNode, set[str]] = {}
+        self._backward_in: dict = {}
         self._seen: set = set()
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
@@ -196,7 +197,10 @@ class Context:
         return operand_names(node, no_grad)
 
     def backward_calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
-        return backward_calls(node)
+        found = self._backward_in.get(node)
+        if found is None:
+            found = self._backward_in[node] = backward_calls(node)
+        return found
 
     def assigned_in(self, node: cst.CSTNode) -> set[str]:
         if node not in self._assigned:

@@ -51,6 +51,7 @@ class Walker:
         self.calls = Calls(self)
         self.module_inference: Optional[Inference] = None
         self._class_modules: dict[tuple, Optional[Module]] = {}
+        self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -145,14 +146,13 @@ class Walker:
             ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
 
     def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool, grad_enabled: bool = True):
-        params = parameters_of(node)
-        locals_ = frozenset(params | {p.split(".")[0] for p in assigned_names(node.body.body)})
+        locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
         decorated = self._decorated_grad_mode(node, names)
         inference.grad_enabled = grad_enabled if decorated is None else decorated
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        scope = Scope(node, backward_calls_in_block(body))
+        scope = Scope(node, backward)
         saved_returns, self.returns = self.returns, []
         saved_exit, self.exited = self.exited, False
         state = State(dict(initial or {}))
@@ -168,6 +168,16 @@ class Walker:
         for _, at_return in exits:
             final = join_states(final, at_return)
         return final, [f for f, _ in exits if f is not _NO_VALUE]
+
+    def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:
+        """A function's locals and backward calls: computed once, however many call sites
+        analyse it."""
+        found = self._scopes.get(node)
+        if found is None:
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)})
+            found = self._scopes[node] = (locals_, backward_calls_in_block(body))
+        return found
 
     def method(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[cst.FunctionDef]:
         """A method of a class of this file, inherited from a base of this file if need be."""

@@ -10,7 +10,7 @@ import pytest
 from sparselint.config import Settings
 from sparselint.engine import check_text
 from sparselint.testing import (actual_findings, expectation, expected_findings, findings_elsewhere,
-                                outcome_problem, run_script)
+                                outcome_problem, run_expecting, run_script)
 
 from conftest import FIXTURES, all_fixtures, run_cli
 from sparselint.testing import has_expectation
@@ -83,7 +83,8 @@ def test_support_modules_are_only_in_projects():
 @pytest.mark.parametrize("rel", RUNNABLE)
 def test_fixture_behaves_under_torch(rel):
     source = read(rel)
-    problem = outcome_problem(expectation(source), run_script(os.path.join(FIXTURES, rel)))
+    exp = expectation(source)
+    problem = outcome_problem(exp, run_expecting(os.path.join(FIXTURES, rel), exp))
     assert problem is None, f"{rel}: {problem}"
 
 

@@ -74,3 +74,10 @@ def test_readme_fix_column_matches_the_fixes_the_cli_offers(cli):
         assert kinds, rule.code
         assert table[rule.code] == " or ".join(k for k in ("safe", "unsafe") if k in kinds), rule.code
     assert table["SPL501"] == "unsafe"
+
+
+def test_rule_codes_and_names_read_from_module_names_match_the_rules():
+    """Selection and the cache key read codes and names from module names, without
+    importing a rule (a warm run never imports LibCST): the names must say the truth."""
+    from sparselint.rule import all_rules, rule_index
+    assert rule_index() == tuple((r.code, r.name) for r in all_rules())

@@ -56,6 +56,7 @@ class _Unit:
     called: set[str] = field(default_factory=set)
     callee_words: set[str] = field(default_factory=set)  # what calls call: `x.to_sparse` of `x.to_sparse()`
     members: set[str] = field(default_factory=set)  # `self.x` / `cls.x` / `Class.x` read
+    writes: set[str] = field(default_factory=set)  # `self.x = ...`
     seed_names: set[str] = field(default_factory=set)  # imported from a token's module
 
 
@@ -106,6 +107,8 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
                 words.add(f"{v.id}.{n.attr}")
                 if v.id in _SELF or v.id == class_name:
                     unit.members.add(n.attr)
+                    if type(n.ctx) is ast.Store:
+                        unit.writes.add(n.attr)
             elif type(v) is ast.Attribute:
                 words.add(f"{v.attr}.{n.attr}")
             elif type(v) is ast.Call and type(v.func) is ast.Name and v.func.id == "super":
@@ -126,6 +129,15 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             stack.extend(n.args.defaults)
             stack.extend(d for d in n.args.kw_defaults if d is not None)
             continue
+        elif kind is ast.arguments:
+            # a default is a keyword the caller did not write: `def __init__(self, sparse=True)`
+            positional = [*n.posonlyargs, *n.args]
+            for a, d in zip(positional[len(positional) - len(n.defaults):], n.defaults):
+                if type(d) is ast.Constant:
+                    words.add(f"{a.arg}={d.value!r}")
+            for a, d in zip(n.kwonlyargs, n.kw_defaults):
+                if type(d) is ast.Constant:
+                    words.add(f"{a.arg}={d.value!r}")
         elif kind is ast.keyword:
             if n.arg and type(n.value) is ast.Constant:
                 words.add(f"{n.arg}={n.value.value!r}")
@@ -171,20 +183,31 @@ def _units(statements: list[ast.stmt], tokens: Tokens, parent: int = -1, units=N
 
 # Call chains the whole-program engine follows are at most this deep (`calls.MAX_DEPTH`).
 MAX_CALLEE_DEPTH = 4
-_NONE, _REACHED, _BEARING = 0, 1, 2
+_NONE, _REACHED, _CONTEXT, _BEARING = 0, 1, 2, 3
+# A global that code kept reads is kept with it when it is a flag, a constant or a config
+# (a few lines); a statement longer than this is a data table (6,800 lines of tuning data
+# in torch/sparse/_triton_ops_meta.py), whose value no fact describes.
+MAX_CONTEXT_LINES = 50
+
+
+def _lines(node: ast.AST) -> int:
+    return (node.end_lineno or node.lineno) - node.lineno + 1
 
 
 def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tuple[list[bool], list[bool]]:
     """Which units are kept, and which classes are kept whole.
 
     A unit is kept as *bearing* facts (it holds a token, or reads or returns what such code
-    binds) or as *reached*: a function, class or method that code kept calls, so the engine
-    may follow the call into it with the caller's facts, at most `MAX_CALLEE_DEPTH` deep.
-    Only bearing code propagates to its callers and readers: reached code makes no fact."""
+    binds), as *context* (it binds a global or a `self.` attribute that kept code reads:
+    a flag, a constant, the model `__init__` builds), or as *reached*: a function, class or
+    method that code kept calls, so the engine may follow the call into it with the
+    caller's facts, at most `MAX_CALLEE_DEPTH` deep. Only bearing code propagates to its
+    callers and readers; context and reached code make no fact of their own."""
     binders, users, callers = defaultdict(list), defaultdict(list), defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
     members_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     readers_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    writers_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     seeds = set(names)
     for u in units:
         seeds |= u.seed_names
@@ -202,6 +225,8 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 members_of[u.parent][u.node.name].append(i)
             for m in u.members:
                 readers_of[u.parent][m].append(i)
+            for m in u.writes:
+                writers_of[u.parent][m].append(i)
 
     kind = [_NONE] * len(units)
     depth = [0] * len(units)
@@ -221,8 +246,18 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     def make_whole(j: int, how: int, d: int = 0) -> None:
         if is_class(j) and not whole[j]:
             whole[j] = True
-            kind[j] = _NONE  # processed again, now whole
+            how, kind[j] = max(how, kind[j]), _NONE  # processed again, now whole
         keep(j, how, d)
+
+    def context_of(i: int, u: _Unit, d: int = 1) -> None:
+        for n in u.used:
+            for j in binders[n]:
+                if j == i or isinstance(units[j].node, _IMPORTS):
+                    continue
+                if isinstance(units[j].node, _DEFS):
+                    use(j, _REACHED, d)
+                elif _lines(units[j].node) <= MAX_CONTEXT_LINES:
+                    keep(j, _CONTEXT)
 
     def use(j: int, how: int, d: int = 0) -> None:
         """`j` is read by code kept: a class so reached is kept whole, since facts may enter
@@ -251,6 +286,9 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
             for m in u.members:
                 for j in members_of[u.parent].get(m, ()):
                     use(j, _REACHED, d + 1)
+                for j in writers_of[u.parent].get(m, ()):
+                    if j != i and (isinstance(units[j].node, _DEFS) or _lines(units[j].node) <= MAX_CONTEXT_LINES):
+                        keep(j, _CONTEXT)  # what `self.m` holds is set there
             if is_def and how == _BEARING:
                 for j in readers_of[u.parent].get(node.name, ()):
                     use(j, _BEARING)
@@ -260,22 +298,22 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         if u.parent < 0 and not is_def:
             if isinstance(node, _IMPORTS) and not (seeds and not seeds.isdisjoint(u.words)):
                 continue
-            for n in u.used:
-                for j in binders[n]:
-                    use(j, _BEARING)
-            for n in u.bound:
-                for j in users[n]:
-                    use(j, _BEARING)
+            if how == _BEARING:
+                for n in u.used:
+                    for j in binders[n]:
+                        use(j, _BEARING)
+                for n in u.bound:
+                    for j in users[n]:
+                        use(j, _BEARING)
+            else:
+                context_of(i, u)
             continue
         if how == _BEARING and u.parent < 0:
             for j in callers[node.name]:
                 use(j, _BEARING)
-        # A function reads globals only through their stable facts, which the module-level
-        # statements that matter already carry; the definitions it reads may be called.
-        for n in u.used:
-            for j in binders[n]:
-                if j != i and isinstance(units[j].node, _DEFS):
-                    use(j, _REACHED, d + 1 if how == _REACHED else 1)
+        # The definitions a function reads may be called; the globals it reads are its
+        # context (their stable facts: a flag, a constant).
+        context_of(i, u, d + 1 if how == _REACHED else 1)
     keep_flags = [k != _NONE or (u.parent < 0 and isinstance(u.node, _IMPORTS)) for k, u in zip(kind, units)]
     return keep_flags, whole
 

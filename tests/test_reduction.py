@@ -129,3 +129,27 @@ def test_program_fixtures_lose_nothing_to_the_reduction(name, monkeypatch):
     reduced = actual_findings(source, path)
     monkeypatch.setenv("SPARSELINT_NO_REDUCTION", "1")
     assert reduced and reduced == actual_findings(source, path)
+
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reduction")
+
+
+@pytest.mark.parametrize("name, expected", [
+    # a global constant read only by a function that matters
+    ("global_constant_read_by_factory.py", [(10, "SPL402")]),
+    # a global flag that turns clipping off: lost, it was a false alarm
+    ("global_flag_guards_clipping.py", []),
+    # `self.weight_decay` read by a method that matters, set in `__init__`
+    ("module_never_instantiated_here.py", [(18, "SPL402")]),
+    # `self.max_grad_norm = None` in `__init__` guards the clipping
+    ("attribute_set_in_init_guards_clipping.py", []),
+    # `def __init__(self, ..., sparse=True)`: a default is a keyword too
+    ("sparse_default_in_subclass.py", [(10, "SPL401")]),
+    # `self.model` built in `__init__` from a model class of another module
+    (os.path.join("project", "trainer.py"), [(13, "SPL401")]),
+])
+def test_shapes_a_review_found_the_reduction_changed(cli, name, expected):
+    path = os.path.join(DATA, name)
+    reduced = findings(cli, [path], whole=False)
+    assert [(line, code) for _, line, _, code, _ in reduced] == expected
+    assert reduced == findings(cli, [path], whole=True)

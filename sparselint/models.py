@@ -579,7 +579,7 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?
 _NONE = object()
 # Names that make a class worth instantiating for its methods: parameter access and the
 # layers that can own sparse gradients.
-_OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
+OWNER_HINTS = _OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
                           "embedding_bag"})
 # The start of the next top-level statement: a line that begins with code.
 _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)

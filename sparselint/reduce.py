@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .source import NEWLINE, split_lines
+from .models import OWNER_HINTS
 from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -57,6 +58,7 @@ class _Unit:
     callee_words: set[str] = field(default_factory=set)  # what calls call: `x.to_sparse` of `x.to_sparse()`
     members: set[str] = field(default_factory=set)  # `self.x` / `cls.x` / `Class.x` read
     writes: set[str] = field(default_factory=set)  # `self.x = ...`
+    owner: bool = False  # a class whose `self` the engine knows as a model: kept whole
     seed_names: set[str] = field(default_factory=set)  # imported from a token's module
 
 
@@ -168,6 +170,11 @@ def _units(statements: list[ast.stmt], tokens: Tokens, parent: int = -1, units=N
         if isinstance(stmt, ast.ClassDef):
             # the header alone: bases, keywords and decorators; the members are units
             _summarise(unit, [*stmt.bases, *stmt.keywords, *stmt.decorator_list], tokens)
+            # as `ProjectIndex.may_own_parameters` decides: then every method sees a model
+            # with the parameters the project index builds, and any of them may matter
+            unit.owner = bool(stmt.bases) and any(
+                (type(n) is ast.Name and n.id in OWNER_HINTS) or (type(n) is ast.Attribute and n.attr in OWNER_HINTS)
+                for n in ast.walk(stmt))
             at = len(units) - 1
             for member in stmt.body:
                 if isinstance(member, ast.ClassDef):
@@ -239,6 +246,9 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     def keep(j: int, how: int, d: int = 0) -> None:
         if how == _REACHED and d > MAX_CALLEE_DEPTH:
             return
+        if units[j].owner and not whole[j]:
+            whole[j] = True
+            how, kind[j] = max(how, kind[j]), _NONE
         if kind[j] < how or (how == _REACHED and kind[j] == _REACHED and d < depth[j]):
             kind[j], depth[j] = how, (d if how == _REACHED else 0)
             work.append(j)

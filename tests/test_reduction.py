@@ -147,6 +147,8 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reducti
     ("sparse_default_in_subclass.py", [(10, "SPL401")]),
     # `self.model` built in `__init__` from a model class of another module
     (os.path.join("project", "trainer.py"), [(13, "SPL401")]),
+    # a model subclass: every method sees the embedding its base builds
+    ("subclass_of_a_model_base.py", [(14, "SPL401"), (17, "SPL001")]),
 ])
 def test_shapes_a_review_found_the_reduction_changed(cli, name, expected):
     path = os.path.join(DATA, name)

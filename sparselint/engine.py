@@ -33,6 +33,13 @@ def _engine_diagnostic(kind: tuple[str, str], path: str, message: str, line: int
 
 
 def prefilter_tokens(rules) -> Tokens:
+    """The tokens of a rule set; one object per set, so its compiled checks are reused
+    for every file."""
+    return _tokens_of(tuple(rules))
+
+
+@lru_cache(maxsize=None)
+def _tokens_of(rules: tuple) -> Tokens:
     return Tokens(tok for r in rules for tok in r.prefilter)
 
 

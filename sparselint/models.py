@@ -157,10 +157,11 @@ class ProjectIndex:
                 if text is None:
                     with open(path, "rb") as fh:
                         text = fh.read().decode("utf-8", "replace")
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(text)
-            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            except OSError:
+                self._files[key] = None
+                return None
+            tree = parse_python(text)
+            if tree is None:
                 self._files[key] = None
                 return None
             self._files[key] = (tree, _imports(tree, path), _module_name(path))
@@ -246,10 +247,8 @@ class ProjectIndex:
             found = False
             if loaded is not None:
                 for node in loaded[0].body:
-                    if isinstance(node, ast.ClassDef) and node.name == name and node.bases:
-                        found = any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
-                                    or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
-                                    for n in ast.walk(node))
+                    if isinstance(node, ast.ClassDef) and node.name == name:
+                        found = class_may_own_parameters(node)
                         break
             self._owners[key] = found
         return self._owners[key]
@@ -579,7 +578,7 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?
 _NONE = object()
 # Names that make a class worth instantiating for its methods: parameter access and the
 # layers that can own sparse gradients.
-OWNER_HINTS = _OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
+_OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
                           "embedding_bag"})
 # The start of the next top-level statement: a line that begins with code.
 _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
@@ -587,6 +586,25 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+def parse_python(text: str) -> Optional[ast.Module]:
+    """The `ast` of a source text, None when it does not parse; SyntaxWarnings are not ours
+    to report."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def class_may_own_parameters(node: ast.ClassDef) -> bool:
+    """A class that can be a model worth knowing inside its methods: it has bases, and it
+    or its methods touch parameters or sparse-capable layers."""
+    return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
+                                    or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
+                                    for n in ast.walk(node))
 
 
 def _import_lines(text: str):

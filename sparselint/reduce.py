@@ -24,13 +24,12 @@ file, nothing is blanked and LibCST reports the error.
 from __future__ import annotations
 
 import ast
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .source import NEWLINE, split_lines
-from .models import OWNER_HINTS
+from .models import class_may_own_parameters, parse_python
 from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -170,11 +169,9 @@ def _units(statements: list[ast.stmt], tokens: Tokens, parent: int = -1, units=N
         if isinstance(stmt, ast.ClassDef):
             # the header alone: bases, keywords and decorators; the members are units
             _summarise(unit, [*stmt.bases, *stmt.keywords, *stmt.decorator_list], tokens)
-            # as `ProjectIndex.may_own_parameters` decides: then every method sees a model
-            # with the parameters the project index builds, and any of them may matter
-            unit.owner = bool(stmt.bases) and any(
-                (type(n) is ast.Name and n.id in OWNER_HINTS) or (type(n) is ast.Attribute and n.attr in OWNER_HINTS)
-                for n in ast.walk(stmt))
+            # then every method sees a model with the parameters the project index builds,
+            # and any of them may matter
+            unit.owner = class_may_own_parameters(stmt)
             at = len(units) - 1
             for member in stmt.body:
                 if isinstance(member, ast.ClassDef):
@@ -333,20 +330,11 @@ def _span(s: ast.stmt) -> tuple[int, int]:
     return min([s.lineno, *(d.lineno for d in decorators)]), s.end_lineno or s.lineno
 
 
-def parse(text: str) -> Optional[ast.Module]:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to report
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
 def reduce_source(text: str, tokens: Tokens, names: tuple[str, ...] = (),
                   tree: Optional[ast.Module] = None) -> Reduced:
     """`tokens` in their forms; `names` (imported helpers that can hold a hazard) match
     whole names only."""
-    tree = tree or parse(text)
+    tree = tree or parse_python(text)
     if tree is None:
         return Reduced(text, None)
     units = _units(tree.body, tokens)

@@ -22,14 +22,13 @@ from __future__ import annotations
 import io
 import os
 import re
-import subprocess
-import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
 
 from .config import Settings
 from .engine import check_text
+from .scriptrunner import run_python
 
 _HEADER = re.compile(r"^#\s*expect-(error|misbehaves|crash|ok)\b:?\s*(.*)$", re.M)
 _CODE = re.compile(r"\bSPL\d{3}\b")
@@ -95,10 +94,10 @@ class RunResult:
 
 
 def run_script(path: str, timeout: float = 240) -> RunResult:
+    """Run a script as `python path` would, in a child of an interpreter that imported torch
+    once (sparselint/scriptrunner.py)."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
-    path = os.path.abspath(path)
-    p = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env, timeout=timeout,
-                       cwd=os.path.dirname(os.path.abspath(path)))
+    p = run_python(path, env, timeout)
     return RunResult(p.returncode, p.stdout, p.stderr)
 
 

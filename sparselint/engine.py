@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import threading
 from collections import defaultdict
 from functools import lru_cache
@@ -298,6 +299,9 @@ def write_fixed(path: str, result: FileResult) -> Optional[str]:
         mode = os.stat(path).st_mode
     except OSError as exc:
         return f"{result.path}: fixes not written: {exc}"
+    if not stat.S_ISREG(mode):
+        # a FIFO or a device read as a file: replacing it would destroy it
+        return f"{result.path}: not a regular file, fixes not written"
     if not mode & 0o222 or not os.access(path, os.W_OK):
         return f"{result.path}: read-only (not writable), fixes not applied"
     try:

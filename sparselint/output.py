@@ -272,20 +272,33 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> str:
     return "\n".join(rows)
 
 
+_PLURALS = {"fix": "fixes", "hidden fix": "hidden fixes", "more fix": "more fixes"}
+
+
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+    return f"{n} {word if n == 1 else _PLURALS.get(word, word + 's')}"
 
 
-def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bool = False) -> str:
+def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bool = False,
+            fix_only: bool = False) -> str:
     """The closing lines, worded as ruff's: `hidden` counts the remaining unsafe fixes, `would`
-    is for --diff, where nothing was written."""
+    is for --diff, where nothing was written. As in ruff, `Found` counts every finding, the
+    fixed ones included: `Found 15 findings (4 fixed, 11 remaining).`"""
     parts = []
-    if fixed:
-        parts.append(f"{'Would fix' if would else 'Fixed'} {_plural(fixed, 'finding')}.")
-    if remaining and not would:
-        parts.append(f"Found {_plural(remaining, 'finding')}" +
+    unsafe = f"{_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option"
+    if fix_only:
+        # --fix-only reports what was fixed, never what remains
+        if fixed:
+            parts.append(f"{'Would fix' if would else 'Fixed'} {_plural(fixed, 'finding')}.")
+        else:
+            parts.append("No findings fixed" + (f" ({unsafe})." if hidden else "."))
+        return "\n".join(parts)
+    if would and fixed:
+        parts.append(f"Would fix {_plural(fixed, 'finding')}.")
+    if (remaining or fixed) and not would:
+        found = remaining + fixed
+        parts.append(f"Found {_plural(found, 'finding')}" +
                      (f" ({fixed} fixed, {remaining} remaining)." if fixed else "."))
-        unsafe = f"{_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option"
         if fixable and hidden:
             parts.append(f"[*] {fixable} fixable with the `--fix` option ({unsafe}).")
         elif fixable:

@@ -49,7 +49,7 @@ def cli() -> None:
               help="Also apply fixes that may change behaviour (--no-unsafe-fixes: not even when the configuration says so).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them (also with --fix); exit 1 if any.")
 @click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
-              help="concise (default), full, json, github, sarif, gitlab.")
+              help="concise (default), full, json, json-lines, github, sarif, gitlab, junit, pylint, grouped, azure, rdjson.")
 @click.option("--statistics", is_flag=True,
               help="Print the number of findings per rule instead of the findings (JSON with --output-format json).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")

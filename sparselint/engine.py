@@ -282,7 +282,8 @@ def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> Fi
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if fixed is not None:
         try:
-            result.fixed_source = notebook.dump(notebook.split(fixed, joined, nb)).decode("utf-8")
+            # only the changed cells' source is rewritten, in the file's own formatting
+            result.fixed_source = notebook.rewrite(data.decode("utf-8"), nb, notebook.split(fixed, joined, nb))
         except notebook.NotebookError as exc:
             result.diagnostics.append(_engine_diagnostic(INTERNAL_ERROR, path, f"fixes not applied: {exc}"))
             return result

@@ -1,4 +1,4 @@
-"""Rendering findings: concise, full, json, github."""
+"""Rendering findings: concise, full, json, github, sarif, gitlab (the others: formats.py)."""
 from __future__ import annotations
 
 import difflib
@@ -10,9 +10,10 @@ from typing import Iterable
 from .diagnostics import Diagnostic
 from .fixer import apply_edits
 
-FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab")
+FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "gitlab", "junit", "pylint", "grouped",
+           "azure", "rdjson")
 # Formats read by programs: nothing but the format goes to stdout.
-MACHINE_FORMATS = ("json", "github", "sarif", "gitlab")
+MACHINE_FORMATS = ("json", "json-lines", "github", "sarif", "gitlab", "junit", "pylint", "azure", "rdjson")
 
 
 def location(d: Diagnostic) -> str:
@@ -249,6 +250,13 @@ def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str], col
         return json.dumps(gitlab(diagnostics), indent=2)
     if fmt == "github":
         return "\n".join(github(d) for d in diagnostics)
+    if fmt in ("json-lines", "junit", "pylint", "grouped", "azure", "rdjson"):
+        from . import formats
+        if fmt == "rdjson":
+            return json.dumps(formats.rdjson(diagnostics), indent=2)
+        if fmt == "grouped":
+            return formats.grouped(diagnostics, color)
+        return getattr(formats, fmt.replace("-", "_"))(diagnostics)
     if fmt == "full":
         return "\n\n".join(full(d, sources.get((d.path, d.cell) if d.cell is not None else d.path))
                            for d in diagnostics)
@@ -315,5 +323,9 @@ def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bo
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    if path.endswith(".ipynb"):
+        # a notebook's fixes are shown per cell, not as a diff of its JSON
+        from .notebook import cell_diff
+        return cell_diff(path, before, after)
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=path, tofile=path))

@@ -91,9 +91,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
           respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout, **more):
     """Check files and directories (default: the current directory)."""
-    if more.pop("watch"):
+    if more.pop("watch") and not os.environ.get("_SPARSELINT_WATCHED"):
         from .watch import watch
-        return watch(sys.argv[1:])
+        return watch(sys.argv[1:], list(paths) or ["."])
     fix_only, exit_on_fix = more["fix_only"], more["exit_non_zero_on_fix"]
     if fix_only and fix is None:
         fix = True
@@ -249,7 +249,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     machine = output_format in output.MACHINE_FORMATS
     # Human text never goes into a machine-readable stream.
     human = sys.stderr if machine else out
-    color = output.use_color(out)
+    color = output.use_color(out) and output_file is None
     if statistics and output_format == "json":
         click.echo(json.dumps(output.statistics_json(diagnostics), indent=2), file=out)
     elif statistics and not machine:
@@ -280,7 +280,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         sys.exit(EXIT_ERROR)
     if diff:
         sys.exit(EXIT_FINDINGS if fixed else EXIT_CLEAN)
-    if exit_on_fix and fixed:
+    if exit_on_fix and fixed and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     if diagnostics and not exit_zero:
         sys.exit(EXIT_FINDINGS)

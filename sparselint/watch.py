@@ -38,23 +38,19 @@ def _snapshot(paths: list[str]) -> dict[str, tuple[int, int]]:
     return state
 
 
-def _paths(args: list[str]) -> list[str]:
-    """The paths among the arguments (a rough reading: what does not look like an option or
-    an option's value); the current directory when none."""
-    found = [a for a in args if not a.startswith("-") and os.path.exists(a)]
-    return found or ["."]
-
-
-def watch(argv: list[str], max_runs: int = 0) -> None:
+def watch(argv: list[str], paths: list[str], max_runs: int = 0) -> None:
+    """Run `sparselint` with `argv` less `--watch`, and again whenever a source file or a
+    pyproject.toml under `paths` changes."""
     args = [a for a in argv if a not in WATCH_FLAGS]
     command = [sys.executable, "-m", "sparselint", *args]
-    paths = _paths([a for a in args if a != "check"])
+    # a run never watches in turn, however `--watch` was spelled (`-qw`)
+    env = dict(os.environ, _SPARSELINT_WATCHED="1")
     runs = 0
     print("Starting sparselint in watch mode...", flush=True)
     try:
         while True:
             before = _snapshot(paths)
-            subprocess.run(command)
+            subprocess.run(command, env=env)
             runs += 1
             if max_runs and runs >= max_runs:
                 return

@@ -238,6 +238,8 @@ def test_fix_only_and_exit_non_zero_on_fix(cli, tmp_path):
     r = cli("--no-cache", "--fix", "--exit-non-zero-on-fix", safe)
     assert r.returncode == 1 and "Found 2 findings (2 fixed, 0 remaining)." in r.stdout
     assert cli("--no-cache", "--fix", safe).returncode == 0
+    write(tmp_path / "safe.py", SAFE)
+    assert cli("--no-cache", "--fix", "--exit-non-zero-on-fix", "--exit-zero", safe).returncode == 0
 
 
 def test_no_fix_no_unsafe_fixes_and_isolated_override_the_configuration(cli, tmp_path):
@@ -293,26 +295,30 @@ def test_file_level_noqa_comment(cli, tmp_path):
 def test_watch_checks_again_when_a_file_changes(tmp_path):
     path = tmp_path / "m.py"
     path.write_text(SAFE)
-    proc = subprocess.Popen([sys.executable, "-m", "sparselint", "--no-cache", "--watch", str(path)],
+    # `-qw`: the short flags combined, so the runs it starts must not watch in turn
+    proc = subprocess.Popen([sys.executable, "-m", "sparselint", "--no-cache", "-qw", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
 
-    def wait_for(text: str, timeout: float = 120) -> None:
+    def wait_for(text: str, times: int = 1, timeout: float = 120) -> None:
         end = time.time() + timeout
         while time.time() < end:
-            if any(text in line for line in lines):
+            if sum(text in line for line in lines) >= times:
                 return
             time.sleep(0.1)
         raise AssertionError(f"no {text!r} in {lines}")
 
     try:
         wait_for("Watching for file changes.")
-        assert any("Found 2 findings." in line for line in lines)
+        assert sum("SPL001" in line for line in lines) == 2
         path.write_text(CLEAN)
-        wait_for("All checks passed!")
-        assert any("File change detected" in line for line in lines)
+        wait_for("File change detected")
+        wait_for("Watching for file changes.", 2)
+        time.sleep(1)
+        assert sum("SPL001" in line for line in lines) == 2 and lines.count("Watching for file changes.\n") == 2
+        assert lines.count("Starting sparselint in watch mode...\n") == 1
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -58,7 +58,7 @@ def _azure_escape(text: str) -> str:
 def azure(diagnostics: list[Diagnostic]) -> str:
     out = []
     for d in diagnostics:
-        props = [f"type=error", f"sourcepath={_azure_escape(d.path)}"]
+        props = ["type=error", f"sourcepath={_azure_escape(d.path)}"]
         if d.cell is None:
             props += [f"linenumber={d.line}", f"columnnumber={d.column}"]
         props.append(f"code={d.code}")

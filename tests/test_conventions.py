@@ -282,7 +282,7 @@ def test_extend_exclude_and_per_file_ignores_on_the_command_line(cli, tmp_path):
 
 
 def test_file_level_noqa_comment(cli, tmp_path):
-    # present before this round (suppression.py); pinned here as ruff's `# ruff: noqa` is
+    # present before this round (suppression.py); pinned here as the file-level exemption ruff users know
     path = write(tmp_path / "a.py", "# sparselint: noqa\n" + SAFE)
     assert cli("--no-cache", path).returncode == 0
     path = write(tmp_path / "b.py", "# sparselint: noqa: SPL001\n" + SAFE + UNSAFE.split("\n", 1)[1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import click
@@ -44,11 +44,12 @@ def cli() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated); ALL for every rule.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
-@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour.")
+@click.option("--fix/--no-fix", default=None, help="Apply safe fixes in place (--no-fix: not even when the configuration says `fix = true`).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+              help="Also apply fixes that may change behaviour (--no-unsafe-fixes: not even when the configuration says so).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a diff instead of writing them (also with --fix); exit 1 if any.")
 @click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
-              help="concise (default), full, json, github, sarif, gitlab.")
+              help="concise (default), full, json, json-lines, github, sarif, gitlab, junit, pylint, grouped, azure, rdjson.")
 @click.option("--statistics", is_flag=True,
               help="Print the number of findings per rule instead of the findings (JSON with --output-format json).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -59,8 +60,9 @@ def cli() -> None:
               help="Worker processes (default: the number of cores).")
 @click.option("--no-cache", is_flag=True, help="Read and write no cached results.")
 @click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project).")
-@click.option("--config", "config_path", default=None,
-              help="Use this pyproject.toml for every file instead of each file's nearest one.")
+@click.option("--config", "config_path", multiple=True,
+              help="Use this pyproject.toml for every file instead of each file's nearest one; or a TOML "
+                   "`KEY = VALUE` setting laid over every configuration (repeatable): --config \"select = ['SPL0']\".")
 @click.option("--force-exclude", is_flag=True,
               help="Apply exclusions (yours and the built-in ones) to paths named on the command line too.")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=None,
@@ -70,10 +72,31 @@ def cli() -> None:
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: SPLnnn` to every line with a finding.")
 @click.option("--file-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
               help="Seconds one file may take before it is skipped with SPL905.")
+@click.option("-o", "--output-file", default=None, help="Write the findings and summary to this file instead of stdout.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked and exit.")
+@click.option("--fix-only", is_flag=True,
+              help="Apply fixes, but neither report nor exit non-zero for the findings that remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="Exit 1 when a fix was applied, even if no finding remains.")
+@click.option("--isolated", is_flag=True, help="Read no configuration file (pyproject.toml).")
+@click.option("--extend-exclude", multiple=True,
+              help="Glob patterns of paths not to check, on top of the configured and built-in ones (comma-separated or repeated).")
+@click.option("--per-file-ignores", multiple=True,
+              help="GLOB:CODES, codes ignored in the files matching GLOB (relative to the current directory); "
+                   "replaces the configured ones. Repeatable.")
+@click.option("--extend-per-file-ignores", multiple=True,
+              help="Like --per-file-ignores, on top of the configured ones.")
+@click.option("-w", "--watch", is_flag=True, help="Check again whenever a file changes (polling; Ctrl-C stops).")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
-          respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout):
+          respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout, **more):
     """Check files and directories (default: the current directory)."""
+    if more.pop("watch") and not os.environ.get("_SPARSELINT_WATCHED"):
+        from .watch import watch
+        return watch(sys.argv[1:], list(paths) or ["."])
+    fix_only, exit_on_fix = more["fix_only"], more["exit_non_zero_on_fix"]
+    if fix_only and fix is None:
+        fix = True
     paths = list(paths)
     # As in ruff: with --stdin-filename and no path, the source comes from stdin.
     from_stdin = paths == ["-"] or (not paths and stdin_filename is not None)
@@ -84,12 +107,20 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     if add_noqa and from_stdin:
         raise ConfigError("--add-noqa needs files, not stdin")
-    resolver = pyproject.Resolver(config_path)
+    from . import cli_options
+    config_file, inline_settings = pyproject.config_arguments(config_path)
+    if more["isolated"] and config_file:
+        raise ConfigError("--isolated cannot be combined with a --config file")
+    resolver = pyproject.Resolver(config_file, inline_settings, isolated=more["isolated"])
     flags = _Flags(select=check_selectors(split_list(select), "--select"),
                    ignore=check_selectors(split_list(ignore), "--ignore"),
                    extend_select=check_selectors(split_list(extend_select), "--extend-select"),
                    fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, file_timeout=file_timeout,
-                   respect_gitignore=respect_gitignore)
+                   respect_gitignore=respect_gitignore,
+                   extend_exclude=tuple(split_list(more["extend_exclude"])),
+                   per_file_ignores=cli_options.per_file_ignores(more["per_file_ignores"]),
+                   extend_per_file_ignores=cli_options.per_file_ignores(more["extend_per_file_ignores"],
+                                                                        "--extend-per-file-ignores") or {})
     # Output settings belong to the run, not to a file: they come from the current folder's
     # configuration (or --config), as in ruff.
     run_config = resolver.for_dir(os.getcwd())
@@ -98,7 +129,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         first = stdin_filename if from_stdin and stdin_filename else paths[0] if not from_stdin else "."
         file_config = resolver.for_dir(first) if os.path.isdir(first) else resolver.for_file(first)
         settings = flags.settings(file_config)
-        excludes = tuple((file_config.exclude or []) + file_config.extend_exclude)
+        excludes = tuple((file_config.exclude or []) + file_config.extend_exclude) + flags.extend_exclude
         click.echo(f"config file: {file_config.path or '(none)'}")
         click.echo(f"rules: {', '.join(r.code for r in settings.rules())}")
         for name in ("select", "ignore", "extend_select", "fix", "unsafe_fixes", "per_file_ignores", "target_torch_version"):
@@ -134,12 +165,22 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             sys.stdout.flush()
         _collect_source(result, data, sources)
     else:
-        found = discover(paths, lambda d: _scope(resolver.for_dir(d), flags), force_exclude=force_exclude)
+        from . import special
+        # a FIFO or /dev/null named on the command line is read as a file, as in ruff
+        specials = [p for p in paths if special.is_special(p)]
+        found = discover([p for p in paths if p not in specials], lambda d: _scope(resolver.for_dir(d), flags),
+                         force_exclude=force_exclude)
         for missing in found.missing:
             errors.append(f"{missing}: no such file or directory")
         for skipped, why in found.skipped:
             click.echo(f"sparselint: warning: skipped {skipped}: {why}", err=True)
-        if not found.files and not found.missing:
+        if more["show_files"]:
+            for path in sorted(os.path.abspath(p) for p in found.files + specials):
+                click.echo(path)
+            for e in (f"{m}: no such file or directory" for m in found.missing):
+                click.echo(f"sparselint: error: {e}", err=True)
+            sys.exit(EXIT_ERROR if found.missing else EXIT_CLEAN)
+        if not found.files and not found.missing and not specials:
             click.echo("sparselint: warning: No Python files found under the given path(s)", err=True)
         # Each file is checked with the settings of its own nearest configuration.
         groups: dict[int, tuple[Settings, list[int]]] = {}
@@ -159,6 +200,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                 checked[i] = result
         if progress:
             progress.done()
+        for path in specials:
+            found.files.append(path)
+            checked.append(special.check(path, flags.settings(resolver.for_file(path))))
         for path, result in zip(found.files, checked):
             results.append(result)
             if result.fixed_source is not None:
@@ -196,10 +240,16 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout
+    output_file = cli_options.open_output(more["output_file"])
+    if output_file is not None:
+        out = output_file
+    if fix_only:
+        # as ruff: what remains is neither listed nor counted against the exit code
+        diagnostics = []
     machine = output_format in output.MACHINE_FORMATS
     # Human text never goes into a machine-readable stream.
     human = sys.stderr if machine else out
-    color = output.use_color(out)
+    color = output.use_color(out) and output_file is None
     if statistics and output_format == "json":
         click.echo(json.dumps(output.statistics_json(diagnostics), indent=2), file=out)
     elif statistics and not machine:
@@ -213,19 +263,25 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             click.echo(output.statistics(diagnostics), file=human)
     if show_fixes and fixed:
         click.echo(output.fixes_applied(results, would=diff), file=human)
-    if not machine and not quiet and (diagnostics or fixed or not errors):
+    if not machine and not quiet and (diagnostics or fixed or not errors or fix_only):
         fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.safe)
         hidden = sum(1 for d in diagnostics if d.fix is not None and not d.fix.safe)
+        if fix_only:
+            hidden = sum(1 for r in results for d in r.diagnostics if d.fix is not None and not d.fix.safe)
         click.echo(output.summary(len(diagnostics), 0 if fixing else fixable, fixed,
-                                  hidden=hidden, would=diff), file=out)
+                                  hidden=hidden, would=diff, fix_only=fix_only), file=out)
+    if output_file is not None:
+        output_file.close()
     for e in errors:
         click.echo(f"sparselint: error: {e}", err=True)
 
-    internal = any(d.code == INTERNAL_ERROR[0] for d in diagnostics)
+    internal = any(d.code == INTERNAL_ERROR[0] for r in results for d in r.diagnostics)
     if errors or internal:
         sys.exit(EXIT_ERROR)
     if diff:
         sys.exit(EXIT_FINDINGS if fixed else EXIT_CLEAN)
+    if exit_on_fix and fixed and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
     if diagnostics and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
@@ -237,20 +293,28 @@ class _Flags:
     select: list
     ignore: list
     extend_select: list
-    fix: bool
-    unsafe_fixes: bool
+    fix: Optional[bool]  # None: as the configuration says
+    unsafe_fixes: Optional[bool]
     diff: bool
     file_timeout: float
     respect_gitignore: Optional[bool]
+    extend_exclude: tuple = ()
+    per_file_ignores: Optional[dict] = None  # from the command line, relative to the current directory
+    extend_per_file_ignores: dict = field(default_factory=dict)
 
     def settings(self, cfg: pyproject.FileConfig) -> Settings:
+        from .cli_options import relative_to
+        pfi = dict(cfg.per_file_ignores) if self.per_file_ignores is None \
+            else relative_to(cfg.root, self.per_file_ignores)
+        for glob, codes in relative_to(cfg.root, self.extend_per_file_ignores).items():
+            pfi[glob] = list(pfi.get(glob, [])) + list(codes)
         return Settings(
             select=tuple(self.select or cfg.select or ["ALL"]),
             ignore=tuple(cfg.ignore + self.ignore),
             extend_select=tuple(cfg.extend_select + self.extend_select),
-            fix=self.fix or self.diff or cfg.fix,
-            unsafe_fixes=self.unsafe_fixes or cfg.unsafe_fixes,
-            per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(cfg.per_file_ignores.items())),
+            fix=self.diff or (cfg.fix if self.fix is None else self.fix),
+            unsafe_fixes=cfg.unsafe_fixes if self.unsafe_fixes is None else self.unsafe_fixes,
+            per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(pfi.items())),
             root=cfg.root,
             target_torch_version=cfg.target_torch_version or "",
             file_timeout=self.file_timeout,
@@ -261,7 +325,9 @@ class _Flags:
 
 
 def _scope(cfg: pyproject.FileConfig, flags: _Flags) -> Scope:
-    return Scope(exclude=tuple((cfg.exclude or []) + cfg.extend_exclude), root=cfg.root,
+    # --extend-exclude patterns are matched like the configuration's (relative to its folder,
+    # or against any part of a path)
+    return Scope(exclude=tuple((cfg.exclude or []) + cfg.extend_exclude) + flags.extend_exclude, root=cfg.root,
                  respect_gitignore=flags.gitignore(cfg))
 
 
@@ -297,14 +363,48 @@ def rule(code, show_all):
     if show_all or not code:
         for r in all_rules():
             click.echo(f"{r.code}  {r.name:<34} {r.summary()}")
+        from . import engine_codes
+        for c in engine_codes.CODES:
+            click.echo(f"{c.code}  {c.name:<34} {c.summary}")
         return
     r = rule_by_code(code)
     if r is None:
+        # the engine's own codes (SPL900-905) are printed too, so they are explained too
+        from . import engine_codes
+        known = engine_codes.lookup(code)
+        if known is not None:
+            click.echo(f"# {known.name} ({known.code})\n")
+            click.echo(f"{known.summary}\n")
+            click.echo(known.doc)
+            return
         raise ConfigError(f"unknown rule `{code}` (see `sparselint rule --all`)")
     click.echo(f"# {r.name} ({r.code})\n")
     click.echo(f"Fails with: `{r.error}` ({output._when(r.when)}).")
     click.echo(f"Verified with torch {', '.join(r.torch_versions)}.\n")
     click.echo(r.doc())
+
+
+@cli.command()
+def version():
+    """Print the version."""
+    click.echo(f"sparselint {__version__}")
+
+
+@cli.command(name="config")
+@click.argument("key", required=False)
+def config_command(key):
+    """List the settings of [tool.sparselint], or explain one: `sparselint config select`."""
+    from .commands import describe
+    click.echo(describe(key))
+
+
+@cli.command()
+@click.option("--cache-dir", default=None, help="Also remove this cache folder (default: SPARSELINT_CACHE_DIR).")
+def clean(cache_dir):
+    """Remove the .sparselint_cache folders beneath the current directory."""
+    from .commands import clean as remove
+    for path in remove(os.getcwd(), cache_dir or os.environ.get("SPARSELINT_CACHE_DIR")):
+        click.echo(f"Removing cache at: {path}")
 
 
 @cli.command()

@@ -73,9 +73,14 @@ def op_table(rule) -> str:
 
 def rule_pages() -> dict[str, str]:
     """File name -> content of every page under docs/rules/, index included."""
+    from . import engine_codes
     pages = {f"{r.code}.md": rule_page(r) for r in all_rules()}
+    pages.update({f"{c.code}.md": engine_codes.page(c) for c in engine_codes.CODES})
     index = ["# Rules\n", "| code | name | summary |", "|---|---|---|"]
     index += [f"| [{r.code}]({r.code}.md) | {r.name} | {r.summary()} |" for r in all_rules()]
+    index += ["", "Codes the engine reports about a file rather than its code:", "",
+              "| code | name | summary |", "|---|---|---|"]
+    index += [f"| [{c.code}]({c.code}.md) | {c.name} | {c.summary} |" for c in engine_codes.CODES]
     pages["README.md"] = "\n".join(index) + "\n"
     return pages
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import threading
 from collections import defaultdict
 from functools import lru_cache
@@ -281,7 +282,8 @@ def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> Fi
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if fixed is not None:
         try:
-            result.fixed_source = notebook.dump(notebook.split(fixed, joined, nb)).decode("utf-8")
+            # only the changed cells' source is rewritten, in the file's own formatting
+            result.fixed_source = notebook.rewrite(data.decode("utf-8"), nb, notebook.split(fixed, joined, nb))
         except notebook.NotebookError as exc:
             result.diagnostics.append(_engine_diagnostic(INTERNAL_ERROR, path, f"fixes not applied: {exc}"))
             return result
@@ -298,6 +300,9 @@ def write_fixed(path: str, result: FileResult) -> Optional[str]:
         mode = os.stat(path).st_mode
     except OSError as exc:
         return f"{result.path}: fixes not written: {exc}"
+    if not stat.S_ISREG(mode):
+        # a FIFO or a device read as a file: replacing it would destroy it
+        return f"{result.path}: not a regular file, fixes not written"
     if not mode & 0o222 or not os.access(path, os.W_OK):
         return f"{result.path}: read-only (not writable), fixes not applied"
     try:

@@ -85,7 +85,8 @@ def add(path: str, diagnostics) -> tuple[int, str | None]:
 def _add_to_notebook(path: str, diagnostics) -> tuple[int, str | None]:
     try:
         with open(path, "rb") as fh:
-            nb = notebook.load(fh.read())
+            data = fh.read()
+        nb = notebook.load(data)
     except (OSError, notebook.NotebookError) as exc:
         return 0, f"{path}: cannot add noqa: {exc}"
     out = json.loads(json.dumps(nb))
@@ -101,7 +102,8 @@ def _add_to_notebook(path: str, diagnostics) -> tuple[int, str | None]:
         out["cells"][cell - 1]["source"] = new.splitlines(keepends=True)
         added += n
     try:
-        src.write_atomic(path, notebook.dump(out))
+        # only the edited cells change, in the file's own formatting
+        src.write_atomic(path, notebook.rewrite(data.decode("utf-8"), nb, out).encode("utf-8"))
     except OSError as exc:
         return 0, f"{path}: cannot write: {exc}"
     return added, None

@@ -170,3 +170,176 @@ def cell_sources(nb: dict) -> dict[int, str]:
     """The text of each code cell, by cell number (1-based), for code frames."""
     return {i + 1: _cell_text(c) for i, c in enumerate(nb["cells"])
             if isinstance(c, dict) and c.get("cell_type") == "code"}
+
+
+# --- Writing fixes back byte for byte -------------------------------------------------------
+# A fix rewrites only the `source` of the cells it changed, in the file's own JSON text: its
+# indentation, key order, escapes and trailing newline stay as the file had them.
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|NaN|-?Infinity")
+
+
+def _ws(s: str, i: int) -> int:
+    return _WS.match(s, i).end()
+
+
+def _value_end(s: str, i: int) -> int:
+    c = s[i]
+    if c == '"':
+        return _STRING.match(s, i).end()
+    if c in "[{":
+        depth, j = 0, i
+        while True:
+            c = s[j]
+            if c == '"':
+                j = _STRING.match(s, j).end()
+                continue
+            if c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+    m = _SCALAR.match(s, i)
+    if m is None:
+        raise ValueError(f"no JSON value at offset {i}")
+    return m.end()
+
+
+def _members(s: str, i: int):
+    """(key, value start, value end) of the object at `i`."""
+    j = _ws(s, i + 1)
+    if s[j] == "}":
+        return
+    while True:
+        m = _STRING.match(s, j)
+        key = json.loads(m.group())
+        j = _ws(s, m.end())
+        if s[j] != ":":
+            raise ValueError(f"expected `:` at offset {j}")
+        j = _ws(s, j + 1)
+        end = _value_end(s, j)
+        yield key, j, end
+        j = _ws(s, end)
+        if s[j] != ",":
+            return
+        j = _ws(s, j + 1)
+
+
+def _elements(s: str, i: int) -> list[tuple[int, int]]:
+    """(start, end) of each element of the array at `i`."""
+    out = []
+    j = _ws(s, i + 1)
+    if s[j] == "]":
+        return out
+    while True:
+        end = _value_end(s, j)
+        out.append((j, end))
+        j = _ws(s, end)
+        if s[j] != ",":
+            return out
+        j = _ws(s, j + 1)
+
+
+def _source_spans(text: str) -> dict[int, tuple[int, int]]:
+    """Cell index -> (start, end) of its `source` value in the notebook's text."""
+    start = _ws(text, 0)
+    cells = next(((a, b) for k, a, b in _members(text, start) if k == "cells"), None)
+    if cells is None or text[cells[0]] != "[":
+        raise ValueError("no cells array")
+    out = {}
+    for index, (a, b) in enumerate(_elements(text, cells[0])):
+        if text[a] != "{":
+            continue
+        for key, vs, ve in _members(text, a):
+            if key == "source":
+                out[index] = (vs, ve)
+    return out
+
+
+def _indent_unit(text: str) -> str:
+    m = re.search(r"\n([ \t]+)\S", text)
+    return m.group(1) if m else " "
+
+
+def _list_text(text: str, span: tuple[int, int], new_lines: list[str], ensure_ascii: bool) -> str:
+    """The JSON list of `new_lines`, laid out as the list at `span` is, its unchanged elements
+    kept as written."""
+    import difflib
+    vs, ve = span
+    elements = _elements(text, vs)
+    raws = [text[a:b] for a, b in elements]
+    old_lines = [json.loads(r) for r in raws]
+    if elements:
+        lead, trail = text[vs + 1:elements[0][0]], text[elements[-1][1]:ve - 1]
+        if len(elements) > 1:
+            sep = text[elements[0][1]:elements[1][0]]
+        else:
+            sep = "," + lead if "\n" in lead else ", "
+    else:
+        line = text[text.rfind("\n", 0, vs) + 1:vs]
+        key_indent = line[:len(line) - len(line.lstrip())]
+        lead = "\n" + key_indent + _indent_unit(text)
+        trail, sep = "\n" + key_indent, "," + lead
+    if not new_lines:
+        return "[]"
+    parts: list[str] = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            parts.extend(raws[a1:a2])
+        else:
+            parts.extend(json.dumps(line, ensure_ascii=ensure_ascii) for line in new_lines[b1:b2])
+    return "[" + lead + sep.join(parts) + trail + "]"
+
+
+def rewrite(text: str, nb: dict, fixed_nb: dict) -> str:
+    """The notebook's text with the `source` of each cell that differs between `nb` and
+    `fixed_nb` replaced, every other byte kept. Falls back to a full dump when the text cannot
+    be scanned (it is valid JSON, but not as this scanner expects)."""
+    changed = [i for i, (a, b) in enumerate(zip(nb["cells"], fixed_nb["cells"]))
+               if isinstance(a, dict) and _cell_text(a) != _cell_text(b)]
+    if not changed:
+        return text
+    # escape non-ASCII only where the file does
+    ensure_ascii = text.isascii() and "\\u" in text
+    try:
+        spans = _source_spans(text)
+        edits = []
+        for i in changed:
+            if i not in spans:
+                raise ValueError(f"cell {i + 1} has no source")
+            vs, ve = spans[i]
+            new = _cell_text(fixed_nb["cells"][i])
+            if text[vs] == '"':
+                edits.append((vs, ve, json.dumps(new, ensure_ascii=ensure_ascii)))
+            else:
+                edits.append((vs, ve, _list_text(text, spans[i], new.splitlines(keepends=True), ensure_ascii)))
+    except (ValueError, AttributeError, IndexError, json.JSONDecodeError):
+        return dump(fixed_nb).decode("utf-8")
+    for vs, ve, new in sorted(edits, reverse=True):
+        text = text[:vs] + new + text[ve:]
+    return text
+
+
+def cell_diff(path: str, before: str, after: str) -> str:
+    """A unified diff per changed cell of the cell's source, headed `--- nb.ipynb:cell 3` (as
+    ruff shows a notebook's fixes) rather than a diff of the JSON."""
+    import difflib
+    try:
+        old, new = load(before.encode("utf-8")), load(after.encode("utf-8"))
+    except NotebookError:
+        return ""
+    out = []
+    for i, (a, b) in enumerate(zip(old["cells"], new["cells"])):
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        x, y = _cell_text(a), _cell_text(b)
+        if x == y:
+            continue
+        name = f"{path}:cell {i + 1}"
+        out.extend(difflib.unified_diff(x.splitlines(), y.splitlines(), fromfile=name, tofile=name, lineterm=""))
+    return "\n".join(out) + "\n" if out else ""

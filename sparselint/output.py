@@ -1,4 +1,4 @@
-"""Rendering findings: concise, full, json, github."""
+"""Rendering findings: concise, full, json, github, sarif, gitlab (the others: formats.py)."""
 from __future__ import annotations
 
 import difflib
@@ -10,9 +10,10 @@ from typing import Iterable
 from .diagnostics import Diagnostic
 from .fixer import apply_edits
 
-FORMATS = ("concise", "full", "json", "github", "sarif", "gitlab")
+FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "gitlab", "junit", "pylint", "grouped",
+           "azure", "rdjson")
 # Formats read by programs: nothing but the format goes to stdout.
-MACHINE_FORMATS = ("json", "github", "sarif", "gitlab")
+MACHINE_FORMATS = ("json", "json-lines", "github", "sarif", "gitlab", "junit", "pylint", "azure", "rdjson")
 
 
 def location(d: Diagnostic) -> str:
@@ -249,6 +250,13 @@ def render(diagnostics: list[Diagnostic], fmt: str, sources: dict[str, str], col
         return json.dumps(gitlab(diagnostics), indent=2)
     if fmt == "github":
         return "\n".join(github(d) for d in diagnostics)
+    if fmt in ("json-lines", "junit", "pylint", "grouped", "azure", "rdjson"):
+        from . import formats
+        if fmt == "rdjson":
+            return json.dumps(formats.rdjson(diagnostics), indent=2)
+        if fmt == "grouped":
+            return formats.grouped(diagnostics, color)
+        return getattr(formats, fmt.replace("-", "_"))(diagnostics)
     if fmt == "full":
         return "\n\n".join(full(d, sources.get((d.path, d.cell) if d.cell is not None else d.path))
                            for d in diagnostics)
@@ -272,20 +280,33 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> str:
     return "\n".join(rows)
 
 
+_PLURALS = {"fix": "fixes", "hidden fix": "hidden fixes", "more fix": "more fixes"}
+
+
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
+    return f"{n} {word if n == 1 else _PLURALS.get(word, word + 's')}"
 
 
-def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bool = False) -> str:
+def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bool = False,
+            fix_only: bool = False) -> str:
     """The closing lines, worded as ruff's: `hidden` counts the remaining unsafe fixes, `would`
-    is for --diff, where nothing was written."""
+    is for --diff, where nothing was written. As in ruff, `Found` counts every finding, the
+    fixed ones included: `Found 15 findings (4 fixed, 11 remaining).`"""
     parts = []
-    if fixed:
-        parts.append(f"{'Would fix' if would else 'Fixed'} {_plural(fixed, 'finding')}.")
-    if remaining and not would:
-        parts.append(f"Found {_plural(remaining, 'finding')}" +
+    unsafe = f"{_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option"
+    if fix_only:
+        # --fix-only reports what was fixed, never what remains
+        if fixed:
+            parts.append(f"{'Would fix' if would else 'Fixed'} {_plural(fixed, 'finding')}.")
+        else:
+            parts.append("No findings fixed" + (f" ({unsafe})." if hidden else "."))
+        return "\n".join(parts)
+    if would and fixed:
+        parts.append(f"Would fix {_plural(fixed, 'finding')}.")
+    if (remaining or fixed) and not would:
+        found = remaining + fixed
+        parts.append(f"Found {_plural(found, 'finding')}" +
                      (f" ({fixed} fixed, {remaining} remaining)." if fixed else "."))
-        unsafe = f"{_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option"
         if fixable and hidden:
             parts.append(f"[*] {fixable} fixable with the `--fix` option ({unsafe}).")
         elif fixable:
@@ -302,5 +323,9 @@ def summary(remaining: int, fixable: int, fixed: int, hidden: int = 0, would: bo
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
+    if path.endswith(".ipynb"):
+        # a notebook's fixes are shown per cell, not as a diff of its JSON
+        from .notebook import cell_diff
+        return cell_diff(path, before, after)
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=path, tofile=path))

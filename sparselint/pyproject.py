@@ -64,8 +64,15 @@ class Resolver:
     """The configuration of each folder: the nearest pyproject.toml with a [tool.sparselint]
     table, or the one given with --config for every folder. Each file is read once."""
 
-    def __init__(self, override: Optional[str] = None):
+    def __init__(self, override: Optional[str] = None, settings: Optional[dict] = None, isolated: bool = False):
+        """`settings`: a [tool.sparselint] table given on the command line (`--config "KEY =
+        VALUE"`), laid over every configuration; `isolated`: read no configuration file."""
+        self._settings = settings or {}
         self._override = load(override) if override is not None else None
+        if isolated and self._override is None:
+            self._override = FileConfig()
+        if self._override is not None and self._settings:
+            self._override = overlay(self._override, self._settings)
         self._by_dir: dict[str, FileConfig] = {}
         self._by_file: dict[Optional[str], FileConfig] = {}
 
@@ -78,7 +85,10 @@ class Resolver:
             path = find(directory)
             cfg = self._by_file.get(path)
             if cfg is None:
-                cfg = self._by_file[path] = load(path) if path else FileConfig()
+                cfg = load(path) if path else FileConfig()
+                if self._settings:
+                    cfg = overlay(cfg, self._settings)
+                self._by_file[path] = cfg
             self._by_dir[directory] = cfg
         return cfg
 
@@ -126,22 +136,39 @@ def _load(path: str) -> FileConfig:
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{path}: unknown key `{unknown[0]}` in [tool.sparselint]")
-    cfg = FileConfig(path=os.path.abspath(path))
+    return _apply(FileConfig(path=os.path.abspath(path)), table)
+
+
+def overlay(cfg: FileConfig, table: dict) -> FileConfig:
+    """`cfg` with the keys of `table` (command-line `--config` settings) set over it."""
+    import copy
+    return _apply(copy.deepcopy(cfg), table)
+
+
+def _apply(cfg: FileConfig, table: dict) -> FileConfig:
+    """Set on `cfg` the keys present in a [tool.sparselint] table, checking each value."""
     if "select" in table:
         cfg.select = check_selectors(_strings("select", table["select"]), "select")
-    cfg.ignore = check_selectors(_strings("ignore", table.get("ignore", [])), "ignore")
-    cfg.extend_select = check_selectors(_strings("extend-select", table.get("extend-select", [])), "extend-select")
-    pfi = table.get("per-file-ignores", {})
-    if not isinstance(pfi, dict):
-        raise ConfigError("[tool.sparselint] `per-file-ignores` must be a table of glob = [codes]")
-    cfg.per_file_ignores = {k: check_selectors(_strings(f"per-file-ignores.{k}", v), f"per-file-ignores.{k}")
-                            for k, v in pfi.items()}
+    if "ignore" in table:
+        cfg.ignore = check_selectors(_strings("ignore", table["ignore"]), "ignore")
+    if "extend-select" in table:
+        cfg.extend_select = check_selectors(_strings("extend-select", table["extend-select"]), "extend-select")
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError("[tool.sparselint] `per-file-ignores` must be a table of glob = [codes]")
+        cfg.per_file_ignores = {k: check_selectors(_strings(f"per-file-ignores.{k}", v), f"per-file-ignores.{k}")
+                                for k, v in pfi.items()}
     if "exclude" in table:
         cfg.exclude = _strings("exclude", table["exclude"])
-    cfg.extend_exclude = _strings("extend-exclude", table.get("extend-exclude", []))
-    cfg.respect_gitignore = _bool("respect-gitignore", table.get("respect-gitignore", True))
-    cfg.fix = _bool("fix", table.get("fix", False))
-    cfg.unsafe_fixes = _bool("unsafe-fixes", table.get("unsafe-fixes", False))
+    if "extend-exclude" in table:
+        cfg.extend_exclude = _strings("extend-exclude", table["extend-exclude"])
+    if "respect-gitignore" in table:
+        cfg.respect_gitignore = _bool("respect-gitignore", table["respect-gitignore"])
+    if "fix" in table:
+        cfg.fix = _bool("fix", table["fix"])
+    if "unsafe-fixes" in table:
+        cfg.unsafe_fixes = _bool("unsafe-fixes", table["unsafe-fixes"])
     version = table.get("target-torch-version")
     if version is not None:
         if not isinstance(version, str) or not all(p.isdigit() for p in version.split(".")[:2]):
@@ -154,3 +181,43 @@ def _load(path: str) -> FileConfig:
             raise ConfigError(f"[tool.sparselint] `output-format` must be one of {', '.join(FORMATS)}")
         cfg.output_format = fmt
     return cfg
+
+
+def inline(value: str) -> Optional[dict]:
+    """A `--config` value written as TOML `KEY = VALUE` (ruff's inline override), as a
+    [tool.sparselint] table; None when the value is not TOML."""
+    try:
+        table = tomllib.loads(value)
+    except tomllib.TOMLDecodeError:
+        return None
+    # `tool.sparselint.select = [...]` and `select = [...]` both name a setting
+    table = table.get("tool", {}).get("sparselint", table) if "tool" in table else table
+    if not table:
+        return None
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"--config: unknown setting `{unknown[0]}` (see `sparselint config`)")
+    return table
+
+
+def config_arguments(values) -> tuple[Optional[str], dict]:
+    """Split the `--config` values into one configuration file and the inline settings, in
+    the order given (a later setting wins), as ruff does."""
+    path: Optional[str] = None
+    settings: dict = {}
+    for value in values:
+        if os.path.isfile(value):
+            if path is not None:
+                raise ConfigError("--config: only one configuration file can be given")
+            path = value
+            continue
+        table = inline(value) if "=" in value else None
+        if table is None:
+            raise ConfigError(f"--config: `{value}` is neither a file nor a TOML `KEY = VALUE` setting "
+                              f"(such as --config \"select = ['SPL0']\")")
+        try:
+            _apply(FileConfig(), table)  # refuse a bad value here, naming --config
+        except ConfigError as exc:
+            raise ConfigError(f"--config `{value}`: {exc}") from None
+        settings.update(table)
+    return path, settings

@@ -123,7 +123,7 @@ def test_fix_writes_and_diff_does_not(cli, tmp_path):
     assert "-print(adj.values().sum())" in r.stdout and "+print(adj.coalesce().values().sum())" in r.stdout
     assert (tmp_path / "bad.py").read_text() == BAD
     r = cli("--fix", path)
-    assert r.returncode == 0 and "Fixed 1 finding" in r.stdout
+    assert r.returncode == 0 and "Found 1 finding (1 fixed, 0 remaining)." in r.stdout
     assert (tmp_path / "bad.py").read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
     assert cli("--diff", path).returncode == 0
 

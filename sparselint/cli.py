@@ -178,13 +178,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                     pass
 
     if add_noqa:
-        added = 0
-        for r in results:
-            from . import noqa
-            count, problem = noqa.add(r.path, r.diagnostics)
-            added += count
-            if problem:
-                errors.append(problem)
+        from . import noqa
+        added, problems = noqa.add_all(results)
+        errors.extend(problems)
         for e in errors:
             click.echo(f"sparselint: error: {e}", err=True)
         click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.")

@@ -59,7 +59,32 @@ def _scan(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
             i = line.find("#")
             if i >= 0:
                 comments.append((n, line[i:]))
-    return comments, spans
+    return comments, _statement_spans(source, spans, {line for line, _ in comments})
+
+
+def _statement_spans(source: str, strings: list[tuple[int, int]], commented: set[int]) -> list[tuple[int, int]]:
+    """(first line, last line) of each run of lines that no comment can end: the lines of a
+    multi-line string, and lines continued by a backslash, which both end where the
+    statement's physical part does (as ruff reads them)."""
+    inside: dict[int, int] = {}
+    for first, last in strings:
+        for line in range(first, last):
+            inside[line] = max(inside.get(line, 0), last)
+    lines = split_lines(source)
+    end: dict[int, int] = {}
+    for n in range(len(lines), 0, -1):
+        nxt = inside.get(n)
+        if nxt is None and n < len(lines) and n not in commented and lines[n - 1].endswith("\\"):
+            nxt = n + 1
+        end[n] = end.get(nxt, nxt) if nxt else n
+    spans: list[tuple[int, int]] = []
+    n = 1
+    while n <= len(lines):
+        if end[n] > n:
+            spans.append((n, end[n]))
+            n = end[n]
+        n += 1
+    return spans
 
 
 # Python 3.12 splits f-strings into tokens; before, an f-string is one STRING token.
@@ -67,8 +92,9 @@ _FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
-def string_spans(source: str) -> list[tuple[int, int]]:
-    """(first line, last line) of every string that spans lines, f-strings included."""
+def statement_spans(source: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every run of lines whose directive goes on the last one:
+    strings that span lines (f-strings included) and backslash continuations."""
     return _scan(source)[1]
 
 
@@ -87,7 +113,8 @@ def parse(source: str) -> Suppressions:
         if m:
             sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
     # A directive after a multi-line string covers every line of the string (as in ruff),
-    # since no comment can be written inside it.
+    # since no comment can be written inside it; one after a backslash continuation covers
+    # the lines it continues, since a comment cannot follow the backslash.
     for first, last in spans if sup.lines else ():
         codes = sup.lines.get(last)
         if codes:

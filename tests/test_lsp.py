@@ -271,6 +271,91 @@ def test_notebook_findings_land_in_their_cell(tmp_path):
     run(scenario)
 
 
+def vscode_cell_uri(notebook_path, handle: int) -> str:
+    """A cell's URI as VS Code sends it (CellUri.generate): the notebook's path under the
+    `vscode-notebook-cell` scheme, and a fragment of the cell's handle in base 7 and the
+    notebook's scheme in base64, percent-encoded (`#W0sZmlsZQ%3D%3D` for the first cell)."""
+    import base64
+    from urllib.parse import quote
+    digits = ""
+    n = handle
+    while True:
+        digits = "0123456"[n % 7] + digits
+        n //= 7
+        if not n:
+            break
+    fragment = "WXYZabcdef"[len(digits) - 1] + digits + "s" + base64.b64encode(b"file").decode()
+    return f"vscode-notebook-cell:{quote(str(notebook_path))}#{quote(fragment, safe='')}"
+
+
+def test_vscode_cell_uris_get_their_diagnostics_through_notebook_sync(tmp_path):
+    folder = tmp_path / "my notebooks"
+    folder.mkdir()
+    nb_uri = (folder / "train.ipynb").as_uri()
+    cells = ["import torch\nimport torch.nn as nn\n", "# a note", CLIP.split("\n", 2)[2]]
+    kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code]
+    cell_uris = [vscode_cell_uri(folder / "train.ipynb", i) for i in range(3)]
+    assert cell_uris[0].endswith("/my%20notebooks/train.ipynb#W0sZmlsZQ%3D%3D")
+    caps = lsp.ClientCapabilities(notebook_document=lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities()))
+
+    async def scenario():
+        async with server(str(tmp_path), capabilities=caps) as s:
+            s.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+                notebook_document=lsp.NotebookDocument(
+                    uri=nb_uri, notebook_type="jupyter-notebook", version=1,
+                    cells=[lsp.NotebookCell(kind=k, document=u) for k, u in zip(kinds, cell_uris)]),
+                cell_text_documents=[lsp.TextDocumentItem(uri=u, language_id="python" if k == 1 else "markdown",
+                                                          version=1, text=t)
+                                     for u, k, t in zip(cell_uris, kinds, cells)]))
+            (d,) = await s.diagnostics(cell_uris[2], lambda d: bool(d))
+            assert d.code == "SPL002" and d.range.start.line == CLIP_LINE - 2
+            assert set(s.published) == set(cell_uris)  # every publication under a URI as sent
+            actions = await s.code_actions(cell_uris[2], d.range, [d])
+            fix = next(a for a in actions if a.title.startswith("Fix SPL002"))
+            assert list(fix.edit.changes) == [cell_uris[2]]
+            fixed = apply_edits(cells[2], fix.edit.changes[cell_uris[2]])
+            s.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+                notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=2),
+                change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
+                    lsp.NotebookDocumentCellContentChanges(
+                        document=lsp.VersionedTextDocumentIdentifier(uri=cell_uris[2], version=2),
+                        changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)])]))))
+            assert codes(await s.diagnostics(cell_uris[2], lambda d: not d)) == []
+
+    run(scenario)
+
+
+def test_vscode_cell_uris_opened_as_plain_documents_are_checked_as_one_notebook(tmp_path):
+    """A client without notebook sync opens each code cell with textDocument/didOpen; the
+    cells of one notebook are checked together, in the order they were opened, as
+    `sparselint check` joins an .ipynb (the second cell alone does not know `nn`)."""
+    notebook_path = tmp_path / "train.ipynb"
+    cells = ["import torch\nimport torch.nn as nn\n", CLIP.split("\n", 2)[2]]
+    cell_uris = [vscode_cell_uri(notebook_path, i) for i in (0, 2)]
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            for uri, text in zip(cell_uris, cells):
+                s.versions[uri] = 1
+                s.texts[uri] = text
+                s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+                    text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+            (d,) = await s.diagnostics(cell_uris[1], lambda d: bool(d))
+            assert d.code == "SPL002" and d.range.start.line == CLIP_LINE - 2
+            assert set(s.published) == set(cell_uris)
+            actions = await s.code_actions(cell_uris[1], d.range, [d])
+            fix = next(a for a in actions if a.title.startswith("Fix SPL002"))
+            s.edit(cell_uris[1], fix.edit.changes[cell_uris[1]])
+            assert codes(await s.diagnostics(cell_uris[1], lambda d: not d)) == []
+            s.replace_all(cell_uris[1], cells[1])
+            assert codes(await s.diagnostics(cell_uris[1], lambda d: bool(d))) == ["SPL002"]
+            s.close(cell_uris[1])
+            assert codes(await s.diagnostics(cell_uris[1])) == []
+
+    run(scenario)
+
+
 def test_model_changed_on_disk_rechecks_through_file_watching(tmp_path):
     project = tmp_path / "proj"
     shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "fixtures", "projects", "recsys_bad"), project)

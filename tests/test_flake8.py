@@ -64,3 +64,19 @@ def test_flake8_noqa_at_the_call_silences_a_finding_reached_through_it(tmp_path)
     train.write_text(train.read_text().replace("adj = gcn_norm(adj, 4)", "adj = gcn_norm(adj, 4)  # noqa: SPL001"))
     r = subprocess.run([sys.executable, "-m", "flake8", "--select", "SPL", "."], cwd=project, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "", r.stdout + r.stderr
+
+
+def test_a_finding_set_off_by_the_backward_after_the_call_is_reported_at_the_call(tmp_path):
+    """No fact of train.py reaches helpers.py here: the call is in evidence, and flake8
+    reports there."""
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef build(i):\n"
+                                         "    p = torch.ones(3, requires_grad=True)\n    w = p * 2\n"
+                                         "    adj = torch.sparse_coo_tensor(i, w, (3, 3))\n    w /= w.sum()\n"
+                                         "    return torch.sparse.sum(adj)\n")
+    (tmp_path / "train.py").write_text("import torch\nfrom helpers import build\n\n"
+                                       "loss = build([[0, 1, 2], [0, 1, 2]])\nloss.backward()\n")
+    cli = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=tmp_path)
+    assert cli.stdout.startswith("helpers.py:8:5: SPL109") and "train.py:4: `build()` called here" in cli.stdout
+    r = subprocess.run([sys.executable, "-m", "flake8", "--select", "SPL", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert re.findall(r"^\./train\.py:4:8: SPL109 in helpers\.py:8:5: ", r.stdout, re.M), r.stdout + r.stderr
+    assert len(r.stdout.splitlines()) == 1

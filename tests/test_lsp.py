@@ -213,6 +213,31 @@ def test_model_change_rechecks_the_files_that_use_it(tmp_path):
     run(scenario)
 
 
+def test_a_finding_in_a_called_module_is_shown_at_the_call_and_linked_to_its_line(tmp_path):
+    """graph_utils.py:11 fails with train.py's tensor: train.py shows it on a line of its own
+    (not at line 11 of train.py, which has 10), with the module's line as related information."""
+    project = tmp_path / "proj"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "fixtures", "projects", "gcn_split_bad"), project)
+    train_path = project / "train.py"
+    text = train_path.read_text()
+
+    async def scenario():
+        async with server(str(project)) as s:
+            train = s.open(str(train_path), text)
+            (d,) = await s.diagnostics(train, lambda d: bool(d))
+            assert d.code == "SPL001" and d.range.start.line == 8  # `adj = gcn_norm(adj, 4)`
+            assert text.splitlines()[8][d.range.start.character:].startswith("adj, 4)")
+            assert d.message.startswith("in graph_utils.py:11:16: `adj.indices()`")
+            there = [(r.location.uri, r.location.range.start.line, r.location.range.start.character)
+                     for r in d.related_information]
+            helper = (project / "graph_utils.py").as_uri()
+            assert there[0] == (helper, 10, 15) and (helper, 6, 11) in there and (train, 8, 15) in there
+            actions = await s.code_actions(train, d.range, [d])
+            assert not any("noqa" in a.title for a in actions)  # it is suppressed in graph_utils.py
+
+    run(scenario)
+
+
 def test_settings_come_from_pyproject(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.sparselint]\nignore = ["SPL002"]\n')
     bad = tmp_path / "bad"

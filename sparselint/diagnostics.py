@@ -26,6 +26,8 @@ class Evidence:
 
     @property
     def place(self) -> str:
+        if self.path and self.cell is not None:
+            return f"{self.path}:cell {self.cell}:{self.line}"
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
     def to_json(self) -> dict:

@@ -271,7 +271,8 @@ def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> Fi
     deps: set = set()
     diagnostics, fixed, applied = check_text(joined.text, path, settings, rules, deps)
     result.diagnostics = [m for m in (notebook.map_diagnostic(d, joined) if d.code not in ENGINE_CODES and d.path == path
-                                      else d for d in diagnostics) if m is not None]
+                                      else notebook.map_evidence_in(d, joined, path) for d in diagnostics)
+                          if m is not None]
     result.dependencies = tuple(sorted(deps))
     for cell, line, why in joined.unparsable:
         code, name = PARSE_ERROR

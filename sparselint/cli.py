@@ -177,6 +177,13 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                 except OSError:
                     pass
 
+    used = {u for r in results for u in getattr(r, "noqa_used_elsewhere", ())}
+    if used:
+        from .diagnostics import UNUSED_NOQA
+        from .suppression import drop_used_elsewhere
+        for r in results:
+            r.diagnostics = drop_used_elsewhere(r.diagnostics, used, UNUSED_NOQA)
+
     if add_noqa:
         from . import noqa
         added, problems = noqa.add_all(results)

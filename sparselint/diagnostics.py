@@ -131,3 +131,6 @@ class FileResult:
     # other files whose content these findings depend on (model classes defined there)
     dependencies: tuple[str, ...] = ()
     fixed_codes: tuple[str, ...] = ()
+    # (real path, directive line, code) of `# noqa` directives in other files that suppressed
+    # a finding this file's facts set off there: used, though that file's own check cannot tell
+    noqa_used_elsewhere: tuple = ()

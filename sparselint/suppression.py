@@ -26,6 +26,10 @@ class Suppressions:
     # line of a directive after a multi-line string -> the first line of that string
     covers: dict[int, int] = field(default_factory=dict)
 
+    def directive_line(self, line: int) -> int:
+        """The line of the directive that covers a finding's line."""
+        return next((last for last, first in self.covers.items() if first <= line <= last), line)
+
     def suppresses(self, code: str, line: int) -> bool:
         if ALL in self.file or code in self.file:
             return True
@@ -127,11 +131,11 @@ def parse(source: str) -> Suppressions:
 
 def unused(source: str, path: str, raw, kind: tuple[str, str]):
     """Diagnostics for `# noqa` comments (of SPL codes) that suppress no finding."""
-    from .diagnostics import Diagnostic
     sup = parse(source)
     hits: dict[int, set[str]] = {}
     for d in raw:
-        hits.setdefault(d.line, set()).add(d.code)
+        if d.path == path:  # a finding in a called module is at a line of that module
+            hits.setdefault(d.line, set()).add(d.code)
     out = []
     covered = {line for last, first in sup.covers.items() for line in range(first, last)}
     for line, codes in sorted(sup.lines.items()):
@@ -143,6 +147,32 @@ def unused(source: str, path: str, raw, kind: tuple[str, str]):
         else:
             stale = sorted(c for c in codes if c.startswith("SPL") and c not in found)
         if stale:
-            out.append(Diagnostic(code=kind[0], name=kind[1], path=path, line=line, column=1, end_line=line,
-                                  end_column=1, message=f"unused `# noqa` directive ({', '.join(stale)})"))
+            out.append(_unused(kind, path, line, stale))
+    return out
+
+
+def _unused(kind: tuple[str, str], path: str, line: int, stale):
+    from .diagnostics import Diagnostic
+    return Diagnostic(code=kind[0], name=kind[1], path=path, line=line, column=1, end_line=line,
+                      end_column=1, message=f"unused `# noqa` directive ({', '.join(stale)})")
+
+
+_STALE = re.compile(r"\((?P<codes>[^()]*)\)$")
+
+
+def drop_used_elsewhere(diagnostics, used: set, kind: tuple[str, str]):
+    """`diagnostics` without the unused-noqa findings of directives that suppressed a finding
+    when another file was checked (a module's line that fails only with its caller's facts):
+    `used` holds (real path, directive line, code)."""
+    import os
+    out = []
+    for d in diagnostics:
+        m = _STALE.search(d.message) if d.code == kind[0] else None
+        if m is None:
+            out.append(d)
+            continue
+        here = {code for path, line, code in used if line == d.line and path == os.path.realpath(d.path)}
+        stale = [c for c in m.group("codes").split(", ") if c not in here and not (c == "noqa" and here)]
+        if stale:
+            out.append(_unused(kind, d.path, d.line, stale) if len(stale) < len(m.group("codes").split(", ")) else d)
     return out

@@ -155,6 +155,22 @@ def test_add_noqa_writes_a_finding_of_a_called_module_into_that_module(cli, tmp_
     assert cli("--no-cache", "train.py", cwd=tmp_path).returncode == 0
     again = cli("--add-noqa", ".", cwd=tmp_path)
     assert again.returncode == 0 and "Added 0 noqa directives." in again.stdout
+    # the directive is used: train.py's check needed it (helpers.py alone cannot tell)
+    for args in (("--no-cache",), ()):
+        r = cli(*args, "--extend-select", "SPL904", ".", cwd=tmp_path)
+        assert r.returncode == 0, r.stdout
+
+
+def test_unused_noqa_in_a_caller_is_not_taken_for_the_called_modules_finding(cli, tmp_path):
+    """helpers.py's finding is at its line 10; a directive at train.py's line 10 suppresses
+    nothing, whatever the line numbers say."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    caller = CALLER.replace("import build, norm\n\n", "import build, norm\nscale = 1  # noqa: SPL001\n")
+    assert caller.splitlines()[9].endswith("# noqa: SPL001")
+    (tmp_path / "train.py").write_text(caller)
+    r = cli("--no-cache", "--extend-select", "SPL904", "train.py", cwd=tmp_path)
+    assert "train.py:10:1: SPL904 unused `# noqa` directive (SPL001)" in r.stdout, r.stdout
+    assert "helpers.py:10:16: SPL001" in r.stdout
 
 
 def test_add_noqa_ends_a_backslash_continued_statement(cli, tmp_path):

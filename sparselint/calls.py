@@ -229,7 +229,7 @@ class Calls:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()})
             for d in there.ctx.diagnostics[before:]:
-                here.diagnostics.append(replace(d, fix=None))
+                here.diagnostics.append(replace(d, fix=None, evidence=_with_call_site(d.evidence, here, call, target.name)))
             here.dependencies.update(there.ctx.dependencies)
         else:
             # a call from module code sees the module's facts as they are now; a call from a
@@ -545,6 +545,18 @@ def _portable(fact, ctx, path: str):
     if getattr(fact, "attrs", ()):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
     return out
+
+
+def _with_call_site(evidence: tuple, here, call: cst.Call, name: str) -> tuple:
+    """A finding in another module keeps a place in the calling file: the call, when no
+    fact of this file already led there (what the finding hangs on may be the callee's own
+    code, set off by this call's grad mode or the backward after it)."""
+    if any(e.path == here.path for e in evidence):
+        return evidence
+    line, column = here.position(call)
+    if not line:
+        return evidence
+    return (*evidence, Evidence(line, column, f"`{name}()` called here", path=here.path))
 
 
 def _paths_in(expr: cst.BaseExpression) -> set[str]:

@@ -221,14 +221,17 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                 except OSError:
                     pass
 
-    if add_noqa:
-        added = 0
+    used = {u for r in results for u in getattr(r, "noqa_used_elsewhere", ())}
+    if used:
+        from .diagnostics import UNUSED_NOQA
+        from .suppression import drop_used_elsewhere
         for r in results:
-            from . import noqa
-            count, problem = noqa.add(r.path, r.diagnostics)
-            added += count
-            if problem:
-                errors.append(problem)
+            r.diagnostics = drop_used_elsewhere(r.diagnostics, used, UNUSED_NOQA)
+
+    if add_noqa:
+        from . import noqa
+        added, problems = noqa.add_all(results)
+        errors.extend(problems)
         for e in errors:
             click.echo(f"sparselint: error: {e}", err=True)
         click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.")

@@ -26,6 +26,8 @@ class Evidence:
 
     @property
     def place(self) -> str:
+        if self.path and self.cell is not None:
+            return f"{self.path}:cell {self.cell}:{self.line}"
         return f"{self.path}:{self.line}" if self.path else f"line {self.line}"
 
     def to_json(self) -> dict:
@@ -129,3 +131,6 @@ class FileResult:
     # other files whose content these findings depend on (model classes defined there)
     dependencies: tuple[str, ...] = ()
     fixed_codes: tuple[str, ...] = ()
+    # (real path, directive line, code) of `# noqa` directives in other files that suppressed
+    # a finding this file's facts set off there: used, though that file's own check cannot tell
+    noqa_used_elsewhere: tuple = ()

@@ -135,8 +135,10 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
 
 def check_text(text: str, path: str, settings: Settings, rules=None,
                dependencies: Optional[set] = None,
-               fixed_codes: Optional[list] = None) -> tuple[list[Diagnostic], Optional[str], int]:
-    """Findings after suppression; with fixes on, also the fixed text and how many fixes went in."""
+               fixed_codes: Optional[list] = None,
+               used_elsewhere: Optional[set] = None) -> tuple[list[Diagnostic], Optional[str], int]:
+    """Findings after suppression; with fixes on, also the fixed text and how many fixes went
+    in. `used_elsewhere` receives the directives of other files that suppressed a finding."""
     rules = settings.rules() if rules is None else rules
 
     def findings(t: str) -> list[Diagnostic]:
@@ -147,7 +149,10 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
             # a finding inside another module that this file calls obeys that module's noqa
             if d.path not in sups:
                 sups[d.path] = suppression.parse(t) if d.path == path else _suppressions_on_disk(d.path)
-            return sups[d.path].suppresses(d.code, d.line)
+            hit = sups[d.path].suppresses(d.code, d.line)
+            if hit and d.path != path and used_elsewhere is not None:
+                used_elsewhere.add((os.path.realpath(d.path), sups[d.path].directive_line(d.line), d.code))
+            return hit
 
         kept = [d for d in analyse(t, path, rules, dependencies, version) if not suppressed(d)]
         if UNUSED_NOQA[0] in settings.extend_select or UNUSED_NOQA[0] in settings.select:
@@ -196,8 +201,10 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
         return result
     deps: set = set()
     codes: list = []
-    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules, deps, codes)
+    used: set = set()
+    diagnostics, fixed, applied = check_text(decoded.text, path, settings, rules, deps, codes, used)
     result.diagnostics = diagnostics
+    result.noqa_used_elsewhere = tuple(sorted(used))
     result.fixed_codes = tuple(codes)
     result.dependencies = tuple(sorted(deps))
     result.fixes_applied = applied
@@ -270,9 +277,12 @@ def check_notebook(data: bytes, path: str, settings: Settings, rules=None) -> Fi
         return result
     joined = notebook.join(nb)
     deps: set = set()
-    diagnostics, fixed, applied = check_text(joined.text, path, settings, rules, deps)
+    used: set = set()
+    diagnostics, fixed, applied = check_text(joined.text, path, settings, rules, deps, used_elsewhere=used)
+    result.noqa_used_elsewhere = tuple(sorted(used))
     result.diagnostics = [m for m in (notebook.map_diagnostic(d, joined) if d.code not in ENGINE_CODES and d.path == path
-                                      else d for d in diagnostics) if m is not None]
+                                      else notebook.map_evidence_in(d, joined, path) for d in diagnostics)
+                          if m is not None]
     result.dependencies = tuple(sorted(deps))
     for cell, line, why in joined.unparsable:
         code, name = PARSE_ERROR

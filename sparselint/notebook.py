@@ -148,6 +148,15 @@ def map_diagnostic(d: Diagnostic, joined: Joined) -> Optional[Diagnostic]:
     return replace(d, line=where[1], end_line=end[1], cell=where[0], evidence=evidence)
 
 
+def map_evidence_in(d: Diagnostic, joined: Joined, path: str) -> Diagnostic:
+    """A finding in another module, with the steps in this notebook (the call that leads
+    there) placed in their cells."""
+    evidence = tuple(replace(e, line=joined.lines.get(e.line, (None, e.line))[1],
+                             cell=joined.lines.get(e.line, (None, 0))[0]) if e.path == path else e
+                     for e in d.evidence)
+    return replace(d, evidence=evidence)
+
+
 def split(fixed: str, joined: Joined, nb: dict) -> dict:
     chunks = fixed.split(MARKER + "\n")[1:]
     if len(chunks) != len(joined.code_cells):

@@ -104,7 +104,7 @@ def full(d: Diagnostic, source: str | None) -> str:
     if d.when:
         out.append(f"  = when: {_when(d.when)}")
     for ev in d.evidence:
-        where = f"{ev.path}:{ev.line}" if ev.path else _where(ev.line, ev.cell)
+        where = ev.place if ev.path else _where(ev.line, ev.cell)
         out.append(f"  = because: {where}: {ev.text}")
     if d.suggestion:
         out.append(f"  = help: {d.suggestion}")

@@ -59,10 +59,23 @@ def offset(starts: list[int], line: int, column: int) -> int:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace a file's content through a temporary file in the same directory, keeping its
-    permission bits, so that a reader never sees half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
+    """Replace a file's content, keeping its permission bits and what links to it.
+
+    A symlink is written through: its target changes and the link stays (as in ruff). A
+    file with other hard links is rewritten in place, since replacing it would leave the
+    other names with the old content. Any other file is replaced through a temporary file
+    in its directory, so that a reader never sees half a file."""
+    target = os.path.realpath(path)
+    st = os.stat(target)
+    if st.st_nlink > 1:
+        with open(target, "r+b") as fh:
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+        return
+    directory = os.path.dirname(target)
+    mode = st.st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=".sparselint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -70,7 +83,7 @@ def write_atomic(path: str, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -26,6 +26,10 @@ class Suppressions:
     # line of a directive after a multi-line string -> the first line of that string
     covers: dict[int, int] = field(default_factory=dict)
 
+    def directive_line(self, line: int) -> int:
+        """The line of the directive that covers a finding's line."""
+        return next((last for last, first in self.covers.items() if first <= line <= last), line)
+
     def suppresses(self, code: str, line: int) -> bool:
         if ALL in self.file or code in self.file:
             return True
@@ -59,7 +63,32 @@ def _scan(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
             i = line.find("#")
             if i >= 0:
                 comments.append((n, line[i:]))
-    return comments, spans
+    return comments, _statement_spans(source, spans, {line for line, _ in comments})
+
+
+def _statement_spans(source: str, strings: list[tuple[int, int]], commented: set[int]) -> list[tuple[int, int]]:
+    """(first line, last line) of each run of lines that no comment can end: the lines of a
+    multi-line string, and lines continued by a backslash, which both end where the
+    statement's physical part does (as ruff reads them)."""
+    inside: dict[int, int] = {}
+    for first, last in strings:
+        for line in range(first, last):
+            inside[line] = max(inside.get(line, 0), last)
+    lines = split_lines(source)
+    end: dict[int, int] = {}
+    for n in range(len(lines), 0, -1):
+        nxt = inside.get(n)
+        if nxt is None and n < len(lines) and n not in commented and lines[n - 1].endswith("\\"):
+            nxt = n + 1
+        end[n] = end.get(nxt, nxt) if nxt else n
+    spans: list[tuple[int, int]] = []
+    n = 1
+    while n <= len(lines):
+        if end[n] > n:
+            spans.append((n, end[n]))
+            n = end[n]
+        n += 1
+    return spans
 
 
 # Python 3.12 splits f-strings into tokens; before, an f-string is one STRING token.
@@ -67,8 +96,9 @@ _FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
-def string_spans(source: str) -> list[tuple[int, int]]:
-    """(first line, last line) of every string that spans lines, f-strings included."""
+def statement_spans(source: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every run of lines whose directive goes on the last one:
+    strings that span lines (f-strings included) and backslash continuations."""
     return _scan(source)[1]
 
 
@@ -87,7 +117,8 @@ def parse(source: str) -> Suppressions:
         if m:
             sup.lines[line] = sup.lines.get(line, frozenset()) | _codes(m)
     # A directive after a multi-line string covers every line of the string (as in ruff),
-    # since no comment can be written inside it.
+    # since no comment can be written inside it; one after a backslash continuation covers
+    # the lines it continues, since a comment cannot follow the backslash.
     for first, last in spans if sup.lines else ():
         codes = sup.lines.get(last)
         if codes:
@@ -100,11 +131,11 @@ def parse(source: str) -> Suppressions:
 
 def unused(source: str, path: str, raw, kind: tuple[str, str]):
     """Diagnostics for `# noqa` comments (of SPL codes) that suppress no finding."""
-    from .diagnostics import Diagnostic
     sup = parse(source)
     hits: dict[int, set[str]] = {}
     for d in raw:
-        hits.setdefault(d.line, set()).add(d.code)
+        if d.path == path:  # a finding in a called module is at a line of that module
+            hits.setdefault(d.line, set()).add(d.code)
     out = []
     covered = {line for last, first in sup.covers.items() for line in range(first, last)}
     for line, codes in sorted(sup.lines.items()):
@@ -116,6 +147,32 @@ def unused(source: str, path: str, raw, kind: tuple[str, str]):
         else:
             stale = sorted(c for c in codes if c.startswith("SPL") and c not in found)
         if stale:
-            out.append(Diagnostic(code=kind[0], name=kind[1], path=path, line=line, column=1, end_line=line,
-                                  end_column=1, message=f"unused `# noqa` directive ({', '.join(stale)})"))
+            out.append(_unused(kind, path, line, stale))
+    return out
+
+
+def _unused(kind: tuple[str, str], path: str, line: int, stale):
+    from .diagnostics import Diagnostic
+    return Diagnostic(code=kind[0], name=kind[1], path=path, line=line, column=1, end_line=line,
+                      end_column=1, message=f"unused `# noqa` directive ({', '.join(stale)})")
+
+
+_STALE = re.compile(r"\((?P<codes>[^()]*)\)$")
+
+
+def drop_used_elsewhere(diagnostics, used: set, kind: tuple[str, str]):
+    """`diagnostics` without the unused-noqa findings of directives that suppressed a finding
+    when another file was checked (a module's line that fails only with its caller's facts):
+    `used` holds (real path, directive line, code)."""
+    import os
+    out = []
+    for d in diagnostics:
+        m = _STALE.search(d.message) if d.code == kind[0] else None
+        if m is None:
+            out.append(d)
+            continue
+        here = {code for path, line, code in used if line == d.line and path == os.path.realpath(d.path)}
+        stale = [c for c in m.group("codes").split(", ") if c not in here and not (c == "noqa" and here)]
+        if stale:
+            out.append(_unused(kind, d.path, d.line, stale) if len(stale) < len(m.group("codes").split(", ")) else d)
     return out

@@ -157,6 +157,36 @@ def test_fix_keeps_crlf_encoding_bom_and_permissions(cli, tmp_path):
     assert [f for f in os.listdir(tmp_path) if f.startswith(".sparselint-")] == []
 
 
+def test_fix_writes_through_a_symlink_and_keeps_it(cli, tmp_path):
+    """As ruff does: the link stays a link and the file it points to is fixed."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "work").mkdir()
+    target = tmp_path / "real" / "bad.py"
+    target.write_text(BAD)
+    os.chmod(target, 0o640)
+    link = tmp_path / "work" / "bad.py"
+    link.symlink_to(os.path.join("..", "real", "bad.py"))
+    r = cli("--fix", str(link))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert link.is_symlink() and os.readlink(link) == os.path.join("..", "real", "bad.py")
+    assert target.read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+    assert os.listdir(tmp_path / "work") == ["bad.py"] and os.listdir(tmp_path / "real") == ["bad.py"]
+
+
+def test_fix_keeps_hard_links_together(cli, tmp_path):
+    first = tmp_path / "bad.py"
+    first.write_bytes(BAD.replace("\n", "\r\n").encode())
+    second = tmp_path / "other_name.txt"
+    os.link(first, second)
+    inode = os.stat(first).st_ino
+    r = cli("--fix", str(first))
+    assert r.returncode == 0, r.stdout + r.stderr
+    fixed = BAD.replace("adj.values()", "adj.coalesce().values()").replace("\n", "\r\n").encode()
+    assert first.read_bytes() == fixed and second.read_bytes() == fixed
+    assert os.stat(first).st_ino == inode and os.stat(first).st_nlink == 2
+
+
 def test_fix_refuses_read_only_file(cli, tmp_path):
     if os.geteuid() == 0:
         pytest.skip("root can write read-only files")

@@ -123,3 +123,66 @@ def test_readme_documents_every_option_and_engine_code(cli):
     for code in ("SPL900", "SPL901", "SPL902", "SPL903", "SPL904", "SPL905"):
         assert f"`{code}`" in readme or code in readme, code
     assert "`-V`" in readme or "sparselint -V" in readme
+
+
+HELPERS = ('"""Graph helpers."""\nimport torch\n\n\n'
+           "def build(edges, n):\n"
+           "    return torch.sparse_coo_tensor(edges, torch.ones(edges.size(1)), (n, n))\n\n\n"
+           "def norm(adj):\n"
+           "    row, col = adj.indices()\n"
+           "    return row + col\n")
+CALLER = ('"""Training.\n\nThe adjacency is built\nand normalised\nby helpers.\n"""\n'
+          "import torch\n\nfrom helpers import build, norm\n\n"
+          "adj = build(torch.tensor([[0, 1], [1, 0]]), 2)\n"
+          "print(norm(adj))\n")
+
+
+def test_add_noqa_writes_a_finding_of_a_called_module_into_that_module(cli, tmp_path):
+    """The finding lives in helpers.py:10 (train.py and evaluate.py both lead there); its
+    directive goes there, once, and nothing else changes."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "train.py").write_text(CALLER)
+    (tmp_path / "evaluate.py").write_text(CALLER.replace("Training", "Evaluation"))
+    before = cli(".", cwd=tmp_path)
+    assert before.returncode == 1 and before.stdout.startswith("helpers.py:10:16: SPL001"), before.stdout
+    r = cli("--add-noqa", ".", cwd=tmp_path)
+    assert r.returncode == 0 and "Added 1 noqa directive." in r.stdout, r.stdout + r.stderr
+    assert (tmp_path / "helpers.py").read_text() == HELPERS.replace(
+        "row, col = adj.indices()\n", "row, col = adj.indices()  # noqa: SPL001\n")
+    assert (tmp_path / "train.py").read_text() == CALLER
+    after = cli(".", cwd=tmp_path)
+    assert after.returncode == 0 and "All checks passed!" in after.stdout, after.stdout
+    assert cli("--no-cache", "train.py", cwd=tmp_path).returncode == 0
+    again = cli("--add-noqa", ".", cwd=tmp_path)
+    assert again.returncode == 0 and "Added 0 noqa directives." in again.stdout
+    # the directive is used: train.py's check needed it (helpers.py alone cannot tell)
+    for args in (("--no-cache",), ()):
+        r = cli(*args, "--extend-select", "SPL904", ".", cwd=tmp_path)
+        assert r.returncode == 0, r.stdout
+
+
+def test_unused_noqa_in_a_caller_is_not_taken_for_the_called_modules_finding(cli, tmp_path):
+    """helpers.py's finding is at its line 10; a directive at train.py's line 10 suppresses
+    nothing, whatever the line numbers say."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    caller = CALLER.replace("import build, norm\n\n", "import build, norm\nscale = 1  # noqa: SPL001\n")
+    assert caller.splitlines()[9].endswith("# noqa: SPL001")
+    (tmp_path / "train.py").write_text(caller)
+    r = cli("--no-cache", "--extend-select", "SPL904", "train.py", cwd=tmp_path)
+    assert "train.py:10:1: SPL904 unused `# noqa` directive (SPL001)" in r.stdout, r.stdout
+    assert "helpers.py:10:16: SPL001" in r.stdout
+
+
+def test_add_noqa_ends_a_backslash_continued_statement(cli, tmp_path):
+    text = ("import torch\n"
+            "adj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\n"
+            "total = adj.values().sum() + \\\n"
+            "    1\n"
+            "other = 2\n")
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    r = cli("--add-noqa", str(path))
+    assert r.returncode == 0 and "Added 1 noqa directive." in r.stdout, r.stdout + r.stderr
+    assert path.read_text() == text.replace("    1\n", "    1  # noqa: SPL001\n")
+    r = cli("--no-cache", "--extend-select", "SPL904", str(path))
+    assert r.returncode == 0, r.stdout  # suppressed, and the directive counts as used

@@ -213,6 +213,31 @@ def test_model_change_rechecks_the_files_that_use_it(tmp_path):
     run(scenario)
 
 
+def test_a_finding_in_a_called_module_is_shown_at_the_call_and_linked_to_its_line(tmp_path):
+    """graph_utils.py:11 fails with train.py's tensor: train.py shows it on a line of its own
+    (not at line 11 of train.py, which has 10), with the module's line as related information."""
+    project = tmp_path / "proj"
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "fixtures", "projects", "gcn_split_bad"), project)
+    train_path = project / "train.py"
+    text = train_path.read_text()
+
+    async def scenario():
+        async with server(str(project)) as s:
+            train = s.open(str(train_path), text)
+            (d,) = await s.diagnostics(train, lambda d: bool(d))
+            assert d.code == "SPL001" and d.range.start.line == 8  # `adj = gcn_norm(adj, 4)`
+            assert text.splitlines()[8][d.range.start.character:].startswith("adj, 4)")
+            assert d.message.startswith("in graph_utils.py:11:16: `adj.indices()`")
+            there = [(r.location.uri, r.location.range.start.line, r.location.range.start.character)
+                     for r in d.related_information]
+            helper = (project / "graph_utils.py").as_uri()
+            assert there[0] == (helper, 10, 15) and (helper, 6, 11) in there and (train, 8, 15) in there
+            actions = await s.code_actions(train, d.range, [d])
+            assert not any("noqa" in a.title for a in actions)  # it is suppressed in graph_utils.py
+
+    run(scenario)
+
+
 def test_settings_come_from_pyproject(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.sparselint]\nignore = ["SPL002"]\n')
     bad = tmp_path / "bad"
@@ -267,6 +292,91 @@ def test_notebook_findings_land_in_their_cell(tmp_path):
                 notebook_document=lsp.NotebookDocumentIdentifier(uri=nb_uri),
                 cell_text_documents=[lsp.TextDocumentIdentifier(uri=u) for u in cell_uris]))
             assert codes(await s.diagnostics(cell_uris[2])) == []
+
+    run(scenario)
+
+
+def vscode_cell_uri(notebook_path, handle: int) -> str:
+    """A cell's URI as VS Code sends it (CellUri.generate): the notebook's path under the
+    `vscode-notebook-cell` scheme, and a fragment of the cell's handle in base 7 and the
+    notebook's scheme in base64, percent-encoded (`#W0sZmlsZQ%3D%3D` for the first cell)."""
+    import base64
+    from urllib.parse import quote
+    digits = ""
+    n = handle
+    while True:
+        digits = "0123456"[n % 7] + digits
+        n //= 7
+        if not n:
+            break
+    fragment = "WXYZabcdef"[len(digits) - 1] + digits + "s" + base64.b64encode(b"file").decode()
+    return f"vscode-notebook-cell:{quote(str(notebook_path))}#{quote(fragment, safe='')}"
+
+
+def test_vscode_cell_uris_get_their_diagnostics_through_notebook_sync(tmp_path):
+    folder = tmp_path / "my notebooks"
+    folder.mkdir()
+    nb_uri = (folder / "train.ipynb").as_uri()
+    cells = ["import torch\nimport torch.nn as nn\n", "# a note", CLIP.split("\n", 2)[2]]
+    kinds = [lsp.NotebookCellKind.Code, lsp.NotebookCellKind.Markup, lsp.NotebookCellKind.Code]
+    cell_uris = [vscode_cell_uri(folder / "train.ipynb", i) for i in range(3)]
+    assert cell_uris[0].endswith("/my%20notebooks/train.ipynb#W0sZmlsZQ%3D%3D")
+    caps = lsp.ClientCapabilities(notebook_document=lsp.NotebookDocumentClientCapabilities(
+        synchronization=lsp.NotebookDocumentSyncClientCapabilities()))
+
+    async def scenario():
+        async with server(str(tmp_path), capabilities=caps) as s:
+            s.client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
+                notebook_document=lsp.NotebookDocument(
+                    uri=nb_uri, notebook_type="jupyter-notebook", version=1,
+                    cells=[lsp.NotebookCell(kind=k, document=u) for k, u in zip(kinds, cell_uris)]),
+                cell_text_documents=[lsp.TextDocumentItem(uri=u, language_id="python" if k == 1 else "markdown",
+                                                          version=1, text=t)
+                                     for u, k, t in zip(cell_uris, kinds, cells)]))
+            (d,) = await s.diagnostics(cell_uris[2], lambda d: bool(d))
+            assert d.code == "SPL002" and d.range.start.line == CLIP_LINE - 2
+            assert set(s.published) == set(cell_uris)  # every publication under a URI as sent
+            actions = await s.code_actions(cell_uris[2], d.range, [d])
+            fix = next(a for a in actions if a.title.startswith("Fix SPL002"))
+            assert list(fix.edit.changes) == [cell_uris[2]]
+            fixed = apply_edits(cells[2], fix.edit.changes[cell_uris[2]])
+            s.client.notebook_document_did_change(lsp.DidChangeNotebookDocumentParams(
+                notebook_document=lsp.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=2),
+                change=lsp.NotebookDocumentChangeEvent(cells=lsp.NotebookDocumentCellChanges(text_content=[
+                    lsp.NotebookDocumentCellContentChanges(
+                        document=lsp.VersionedTextDocumentIdentifier(uri=cell_uris[2], version=2),
+                        changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)])]))))
+            assert codes(await s.diagnostics(cell_uris[2], lambda d: not d)) == []
+
+    run(scenario)
+
+
+def test_vscode_cell_uris_opened_as_plain_documents_are_checked_as_one_notebook(tmp_path):
+    """A client without notebook sync opens each code cell with textDocument/didOpen; the
+    cells of one notebook are checked together, in the order they were opened, as
+    `sparselint check` joins an .ipynb (the second cell alone does not know `nn`)."""
+    notebook_path = tmp_path / "train.ipynb"
+    cells = ["import torch\nimport torch.nn as nn\n", CLIP.split("\n", 2)[2]]
+    cell_uris = [vscode_cell_uri(notebook_path, i) for i in (0, 2)]
+
+    async def scenario():
+        async with server(str(tmp_path)) as s:
+            for uri, text in zip(cell_uris, cells):
+                s.versions[uri] = 1
+                s.texts[uri] = text
+                s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+                    text_document=lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+            (d,) = await s.diagnostics(cell_uris[1], lambda d: bool(d))
+            assert d.code == "SPL002" and d.range.start.line == CLIP_LINE - 2
+            assert set(s.published) == set(cell_uris)
+            actions = await s.code_actions(cell_uris[1], d.range, [d])
+            fix = next(a for a in actions if a.title.startswith("Fix SPL002"))
+            s.edit(cell_uris[1], fix.edit.changes[cell_uris[1]])
+            assert codes(await s.diagnostics(cell_uris[1], lambda d: not d)) == []
+            s.replace_all(cell_uris[1], cells[1])
+            assert codes(await s.diagnostics(cell_uris[1], lambda d: bool(d))) == ["SPL002"]
+            s.close(cell_uris[1])
+            assert codes(await s.diagnostics(cell_uris[1])) == []
 
     run(scenario)
 

@@ -129,3 +129,15 @@ def test_every_subpackage_ships_in_a_regular_install():
     found = {"sparselint"} | {f"sparselint.{d}" for d in os.listdir(root)
                               if os.path.isfile(os.path.join(root, d, "__init__.py"))}
     assert found <= listed
+
+
+def test_a_vscode_cell_uri_names_its_notebook():
+    from sparselint.lsp.server import notebook_of_cell, path_of
+    assert notebook_of_cell("vscode-notebook-cell:/home/u/my%20nb/train.ipynb#W0sZmlsZQ%3D%3D") == \
+        "file:///home/u/my%20nb/train.ipynb"
+    assert path_of(notebook_of_cell("vscode-notebook-cell:/home/u/my%20nb/train.ipynb#X10sZmlsZQ%3D%3D")) == \
+        "/home/u/my nb/train.ipynb"
+    # a notebook that is not a file (the scheme in the fragment is `untitled`): no path
+    untitled = notebook_of_cell("vscode-notebook-cell:Untitled-1.ipynb#W0sdW50aXRsZWQ%3D")
+    assert untitled == "untitled:Untitled-1.ipynb" and path_of(untitled) is None
+    assert notebook_of_cell("file:///home/u/train.py") is None

@@ -147,3 +147,20 @@ def test_every_format_says_which_cell(cli, tmp_path):
     assert "= because: cell 1, line 3: built by `torch.sparse_coo_tensor`" in full
     data = json.loads(cli("--no-cache", "--output-format", "json", str(path)).stdout)
     assert data[0]["evidence"][0]["cell"] == 1 and data[0]["evidence"][0]["line"] == 3
+
+
+def test_a_finding_in_a_module_the_notebook_calls_names_the_cell_of_the_call(cli, tmp_path):
+    """The finding is reported at the module's line; the step in the notebook is a cell's
+    line (the joined cells' line 7 is no line of the notebook), and --add-noqa writes into
+    the module."""
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef degree(adj):\n    return adj.values().sum()\n")
+    path = notebook(tmp_path, [SETUP + ["from helpers import degree\n"], ["\n", "print(degree(adj))\n"]])
+    r = cli("--no-cache", "--output-format", "full", "train.ipynb", cwd=tmp_path)
+    assert r.stdout.startswith("helpers.py:5:12: SPL001"), r.stdout
+    assert "= because: train.ipynb:cell 2:2: `adj` passed to `degree()` as `adj`" in r.stdout, r.stdout
+    before = path.read_text()
+    r = cli("--add-noqa", "train.ipynb", cwd=tmp_path)
+    assert r.returncode == 0 and "Added 1 noqa directive." in r.stdout, r.stdout + r.stderr
+    assert path.read_text() == before
+    assert "return adj.values().sum()  # noqa: SPL001\n" in (tmp_path / "helpers.py").read_text()
+    assert cli("--no-cache", "train.ipynb", cwd=tmp_path).returncode == 0

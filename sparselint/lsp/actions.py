@@ -52,7 +52,8 @@ def code_actions(analysis: Analysis, placer: Placer, uri: str, query: lsp.Range,
                 if action is not None:
                     actions.append(action)
         for d, diag in here:
-            if d.code not in ENGINE_CODES and d.code != UNUSED_NOQA[0]:
+            # a finding in another module is suppressed there, not in this document
+            if d.code not in ENGINE_CODES and d.code != UNUSED_NOQA[0] and d.path == analysis.source.name:
                 action = _noqa_action(d, diag, analysis, placer)
                 if action is not None:
                     actions.append(action)

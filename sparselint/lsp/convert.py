@@ -82,18 +82,38 @@ def severity(d: Diagnostic) -> lsp.DiagnosticSeverity:
 
 
 def to_lsp(d: Diagnostic, placer: Placer) -> Optional[tuple[str, lsp.Diagnostic]]:
-    placed = placer.range(d.line, d.column, d.end_line, d.end_column)
+    """A finding of the document, at its place; a finding inside another module that this
+    document calls, at the last place of this document that leads there (usually the call),
+    with the module's line named in the message and linked as related information."""
+    name = placer.source.name
+    message = d.message
+    related = []
+    if d.path == name:
+        placed = placer.range(d.line, d.column, d.end_line, d.end_column)
+    else:
+        steps = [e for e in d.evidence if e.path == name and e.line > 0]
+        placed = placer.range(steps[-1].line, steps[-1].column, steps[-1].line, steps[-1].column) if steps else None
+        where = os.path.relpath(d.path, os.path.dirname(name)) if placer.source.path else d.path
+        message = f"in {where}:{d.line}:{d.column}: {message}"
+        related.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(
+            uri=lsp_uri(os.path.abspath(d.path)),
+            range=lsp.Range(start=_elsewhere(d.line, d.column), end=_elsewhere(d.end_line, d.end_column))),
+            message=f"{d.code} fails here"))
     if placed is None:
         return None
     uri, rng = placed
-    related = []
     for e in d.evidence:
-        at = placer.position(e.line, e.column) if e.line > 0 else None
+        if e.line <= 0:
+            continue
+        file = e.path or d.path
+        if file == name:
+            at = placer.position(e.line, e.column)
+        else:
+            at = (lsp_uri(os.path.abspath(file)), _elsewhere(e.line, e.column))
         if at is None:
             continue
         related.append(lsp.DiagnosticRelatedInformation(
             location=lsp.Location(uri=at[0], range=lsp.Range(start=at[1], end=at[1])), message=e.text))
-    message = d.message
     if d.suggestion:
         message += f"\n{d.suggestion}"
     page = rule_page(d.code)
@@ -108,6 +128,12 @@ def to_lsp(d: Diagnostic, placer: Placer) -> Optional[tuple[str, lsp.Diagnostic]
         tags=[lsp.DiagnosticTag.Unnecessary] if d.code == UNUSED_NOQA[0] else None,
         data={"name": d.name, "fix": d.fix.applicability if d.fix else None},
     )
+
+
+def _elsewhere(line: int, column: int) -> lsp.Position:
+    # A file that is not this document: its text is not at hand, so columns stay in code
+    # points (the same units for ASCII, as source lines mostly are).
+    return lsp.Position(line=max(line - 1, 0), character=max(column - 1, 0))
 
 
 def why(code: str) -> Optional[str]:

@@ -7,10 +7,14 @@ once. A result is published only if the document still has the text it was compu
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import logging
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -47,6 +51,9 @@ class SparselintServer(LanguageServer):
         self.debounce = DEBOUNCE_SECONDS
         self.shown_errors: set[str] = set()
         self.open_buffers: set[str] = set()  # Python buffers the client opened (not cells)
+        # notebook uri -> its cells that a client without notebook sync opened as plain
+        # documents, in the order opened
+        self.loose_cells: dict[str, list[str]] = {}
 
     # -- documents ---------------------------------------------------------------------
 
@@ -55,6 +62,13 @@ class SparselintServer(LanguageServer):
             return False  # a notebook cell: checked with its notebook
         return language == "python" or uri.split("?", 1)[0].endswith(PYTHON_SUFFIXES)
 
+    def document(self, uri: str):
+        """An open text document by the uri the client sent. The workspace keeps documents
+        under a normalised uri (percent-escapes decoded), which is not the one a notebook
+        names its cells by (`vscode-notebook-cell:/nb.ipynb#W0sZmlsZQ%3D%3D`)."""
+        docs = self.workspace.text_documents
+        return docs.get(uri) or docs.get(unquote(uri))
+
     def source_of(self, key: str) -> Optional[Source]:
         """The current text of an open document or notebook, from the editor (never disk)."""
         ws = self.workspace
@@ -62,10 +76,14 @@ class SparselintServer(LanguageServer):
         if nb is not None:
             cells = []
             for cell in nb.cells:
-                doc = ws.text_documents.get(cell.document)
+                doc = self.document(cell.document)
                 cells.append((cell.document, cell.kind == lsp.NotebookCellKind.Code, doc.source if doc else ""))
             return notebook_source(key, path_of(key), cells, nb.version)
-        doc = ws.text_documents.get(key)
+        if key in self.loose_cells:
+            cells = [(uri, True, doc.source) for uri in self.loose_cells[key]
+                     for doc in [self.document(uri)] if doc is not None]
+            return notebook_source(key, path_of(key), cells, None) if cells else None
+        doc = self.document(key)
         if doc is None or key not in self.open_buffers:
             return None
         return buffer(key, path_of(key), doc.source, doc.version)
@@ -73,7 +91,10 @@ class SparselintServer(LanguageServer):
     def key_of(self, uri: str) -> str:
         """The analysis a document belongs to: its notebook for a cell, itself otherwise."""
         nb = self.workspace.get_notebook_document(cell_uri=uri)
-        return nb.uri if nb is not None else uri
+        if nb is not None:
+            return nb.uri
+        loose = notebook_of_cell(uri)
+        return loose if loose in self.loose_cells and uri in self.loose_cells[loose] else uri
 
     def resolves_edits(self) -> bool:
         """Whether the client fills in a code action's edit on demand (codeAction/resolve)."""
@@ -127,7 +148,7 @@ class SparselintServer(LanguageServer):
 
     def _analyse(self, source: Source) -> Optional[Analysis]:
         if source.joined is None:
-            doc = self.workspace.text_documents.get(source.key)
+            doc = self.document(source.key)
             if doc is None or doc.source != source.text:
                 # Typed over while waiting behind another check: the check scheduled for
                 # the newer text will run; this one would only be thrown away.
@@ -197,6 +218,26 @@ def warm_up() -> None:
     check_text(WARM_UP, "<warm-up>", Settings())
 
 
+_CELL_FRAGMENT = re.compile(r"[W-Za-f][0-6]+s(?P<scheme>[A-Za-z0-9+/=]+)")
+
+
+def notebook_of_cell(uri: str) -> Optional[str]:
+    """The uri of the notebook a VS Code cell uri belongs to: the cell's path under the
+    notebook's scheme, which the fragment carries in base64 after the cell's handle
+    (`vscode-notebook-cell:/a/nb.ipynb#W0sZmlsZQ%3D%3D` -> `file:///a/nb.ipynb`)."""
+    parts = urlsplit(uri)
+    if parts.scheme not in CELL_SCHEMES:
+        return None
+    scheme = "file"
+    m = _CELL_FRAGMENT.fullmatch(unquote(parts.fragment))
+    if m:
+        try:
+            scheme = base64.b64decode(m.group("scheme"), validate=True).decode("ascii") or scheme
+        except (binascii.Error, UnicodeDecodeError):
+            pass
+    return urlunsplit((scheme, parts.netloc, parts.path, parts.query, ""))
+
+
 def path_of(uri: str) -> Optional[str]:
     if not uri.startswith("file:"):
         return None
@@ -237,6 +278,15 @@ def build() -> SparselintServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SparselintServer, params: lsp.DidOpenTextDocumentParams):
         doc = params.text_document
+        nb = notebook_of_cell(doc.uri)
+        if nb is not None and doc.language_id == "python" and ls.workspace.get_notebook_document(cell_uri=doc.uri) is None:
+            # A cell opened on its own by a client without notebook sync: checked with the
+            # other cells of its notebook that are open.
+            cells = ls.loose_cells.setdefault(nb, [])
+            if doc.uri not in cells:
+                cells.append(doc.uri)
+            ls.schedule(nb, 0)
+            return
         if not ls.is_python(doc.uri, doc.language_id):
             return
         ls.open_buffers.add(doc.uri)
@@ -246,6 +296,9 @@ def build() -> SparselintServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SparselintServer, params: lsp.DidChangeTextDocumentParams):
         uri = params.text_document.uri
+        if ls.key_of(uri) in ls.loose_cells:
+            ls.schedule(ls.key_of(uri), ls.debounce)
+            return
         if uri not in ls.open_buffers:
             return
         path = path_of(uri)
@@ -264,10 +317,22 @@ def build() -> SparselintServer:
         if uri in ls.open_buffers:
             ls.schedule(uri, 0)
             ls.recheck_dependents(path_of(uri), 0)
+        elif ls.key_of(uri) in ls.loose_cells:
+            ls.schedule(ls.key_of(uri), 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SparselintServer, params: lsp.DidCloseTextDocumentParams):
         uri = params.text_document.uri
+        nb = ls.key_of(uri)
+        if nb in ls.loose_cells:
+            ls.loose_cells[nb].remove(uri)
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            if ls.loose_cells[nb]:
+                ls.schedule(nb, 0)
+            else:
+                del ls.loose_cells[nb]
+                ls.clear(nb, [])
+            return
         if uri not in ls.open_buffers:
             return
         ls.open_buffers.discard(uri)

@@ -245,7 +245,8 @@ class _Flags:
 
     def settings(self, cfg: pyproject.FileConfig) -> Settings:
         return Settings(
-            select=tuple(self.select or cfg.select or ["ALL"]),
+            # `select = []` selects nothing, as in ruff; only an absent `select` means ALL
+            select=tuple(self.select or (cfg.select if cfg.select is not None else ["ALL"])),
             ignore=tuple(cfg.ignore + self.ignore),
             extend_select=tuple(cfg.extend_select + self.extend_select),
             fix=self.fix or self.diff or cfg.fix,

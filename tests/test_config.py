@@ -68,3 +68,14 @@ def test_show_settings(cli, tmp_path):
     assert r.returncode == 0
     assert "config file: " + str(tmp_path / "pyproject.toml") in r.stdout
     assert "SPL201" not in r.stdout.split("rules: ")[1].splitlines()[0]
+
+
+def test_an_empty_select_selects_no_rule(cli, tmp_path):
+    project(tmp_path, "select = []\n")
+    r = run(cli, tmp_path, ".")
+    assert r.returncode == 0 and ": SPL" not in r.stdout, r.stdout
+    assert "rules: \n" in run(cli, tmp_path, "--show-settings", "pkg").stdout
+    # a rule named on the command line or added with extend-select still runs
+    assert run(cli, tmp_path, "--select", "SPL001", ".").returncode == 1
+    project(tmp_path, 'select = []\nextend-select = ["SPL001"]\n')
+    assert run(cli, tmp_path, ".").returncode == 1

@@ -12,8 +12,8 @@ import click
 from . import __version__
 from . import output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
-from .diagnostics import INTERNAL_ERROR
-from .discovery import Scope, discover
+from .diagnostics import INTERNAL_ERROR, FileResult
+from .discovery import Scope, discover, force_excluded
 from .cache import Cache, default_directory
 from .rule import all_rules, rule_by_code  # rule modules are imported only when asked for
 
@@ -75,11 +75,14 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
           respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout):
     """Check files and directories (default: the current directory)."""
     paths = list(paths)
-    # As in ruff: with --stdin-filename and no path, the source comes from stdin.
-    from_stdin = paths == ["-"] or (not paths and stdin_filename is not None)
-    paths = paths or ["."]
+    # As in ruff: with --stdin-filename the source comes from stdin, and paths are ignored.
+    from_stdin = paths == ["-"] or stdin_filename is not None
     if "-" in paths and not from_stdin:
         raise ConfigError("`-` (stdin) cannot be combined with other paths")
+    for ignored in paths if stdin_filename is not None else ():
+        if ignored != "-":
+            click.echo(f"sparselint: warning: Ignoring file {ignored} in favor of standard input.", err=True)
+    paths = paths or ["."]
     if add_noqa and (fix or diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     if add_noqa and from_stdin:
@@ -117,7 +120,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         settings = flags.settings(resolver.for_file(name) if stdin_filename else run_config)
         fixing = settings.fix and not diff
         from .engine import check_bytes, check_notebook
-        if name.endswith(".ipynb"):
+        if force_exclude and stdin_filename and force_excluded(stdin_filename, _scope(resolver.for_file(name), flags)):
+            result = FileResult(path=name)  # passed through unchecked, as in ruff
+        elif name.endswith(".ipynb"):
             result = check_notebook(data, name, settings, settings.rules_for(name))
         else:
             result = check_bytes(data, name, settings, settings.rules_for(name))

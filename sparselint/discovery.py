@@ -66,9 +66,10 @@ def _relative_pattern(pattern: str, root: str) -> str:
     return os.path.relpath(pattern, root) if os.path.isabs(pattern) else pattern
 
 
-def _force_excluded(path: str, scope: Scope) -> bool:
-    """For a path named on the command line under --force-exclude: the user's patterns, and the
-    built-in folders among its parts below the project folder (or as written, outside it)."""
+def force_excluded(path: str, scope: Scope) -> bool:
+    """For a path named on the command line (or --stdin-filename) under --force-exclude: the
+    user's patterns, and the built-in folders among its parts below the project folder (or as
+    written, outside it)."""
     if _excluded(path, scope):
         return True
     absolute = os.path.abspath(path)
@@ -101,11 +102,11 @@ def discover(paths: list[str], scope_for: Optional[Callable[[str], Scope]] = Non
 
     for path in paths:
         if os.path.isfile(path):
-            if force_exclude and _force_excluded(path, scope_for(os.path.dirname(os.path.abspath(path)))):
+            if force_exclude and force_excluded(path, scope_for(os.path.dirname(os.path.abspath(path)))):
                 continue
             add(path)
         elif os.path.isdir(path):
-            if force_exclude and _force_excluded(path, scope_for(os.path.abspath(path))):
+            if force_exclude and force_excluded(path, scope_for(os.path.abspath(path))):
                 continue
             for base, dirs, files in os.walk(path, followlinks=False):
                 scope = scope_for(os.path.abspath(base))

@@ -58,7 +58,7 @@ def cli() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the number of cores).")
 @click.option("--no-cache", is_flag=True, help="Read and write no cached results.")
-@click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project).")
+@click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project root).")
 @click.option("--config", "config_path", default=None,
               help="Use this pyproject.toml for every file instead of each file's nearest one.")
 @click.option("--force-exclude", is_flag=True,
@@ -157,7 +157,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             fixing = fixing or (settings.fix and not diff)
             cache = None
             if not (no_cache or settings.fix):
-                cache = Cache(cache_dir or default_directory(), settings.key())
+                cache = Cache(cache_dir or default_directory(run_config.root), settings.key())
             group_results = check_files([found.files[i] for i in members], settings, jobs, cache,
                                         progress.step if progress else None)
             for i, result in zip(members, group_results):

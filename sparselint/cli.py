@@ -329,7 +329,9 @@ def main() -> None:
     except ConfigError as exc:
         click.echo(f"sparselint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            sys.exit(130)  # Ctrl-C, which click turns into Abort: 128 + SIGINT, as ruff
         click.echo("sparselint: aborted", err=True)
         sys.exit(EXIT_ERROR)
     except click.ClickException as exc:

@@ -2,8 +2,10 @@
 traceback, exit 0/1 as findings dictate; --fix never damages a file."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -118,3 +120,33 @@ def test_two_concurrent_fix_runs_never_leave_a_half_written_file(tmp_path):
     for f in files:
         assert f.read_text() == FIXED * 50
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".sparselint-")]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_stops_the_run_at_once_with_130(tmp_path, jobs):
+    for i in range(16):
+        (tmp_path / f"m{i}.py").write_text(BAD * 300)
+    # a session of its own: Ctrl-C in a terminal reaches the whole process group, workers too
+    p = subprocess.Popen([sys.executable, "-m", "sparselint", "--no-cache", "-j", jobs, str(tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        time.sleep(2.5)
+        assert p.poll() is None, "the run ended before it could be interrupted"
+        os.killpg(p.pid, signal.SIGINT)
+        started = time.monotonic()
+        out, err = p.communicate(timeout=15)
+        took = time.monotonic() - started
+        time.sleep(0.5)
+        left = True
+        try:
+            os.killpg(p.pid, 0)
+        except ProcessLookupError:
+            left = False
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert p.returncode == 130 and took < 5, (p.returncode, took, err[-2000:])
+    assert b"All checks passed" not in out and b"Found" not in out and b"Traceback" not in err
+    assert not left, "a worker outlived the run"

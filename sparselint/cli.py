@@ -69,7 +69,7 @@ def cli() -> None:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file and rule.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: SPLnnn` to every line with a finding.")
 @click.option("--file-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="Seconds one file may take before it is skipped with SPL905.")
+              help="Seconds of CPU time one file may take before it is reported with SPL905.")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
           respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout):

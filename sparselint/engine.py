@@ -235,8 +235,9 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
     return result
 
 
-class _OutOfTime(Exception):
-    pass
+class _OutOfTime(BaseException):
+    """Not an Exception: the handlers that keep a run going past a bug of ours (the
+    reduction's fallback, a rule's failure) must not swallow it and go on unbounded."""
 
 
 _BUDGET = {"armed": False, "seconds": 0.0}

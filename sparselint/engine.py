@@ -252,7 +252,7 @@ def _alarm(signum, frame):
 
 def _timeout_diagnostic(path: str, partial: bool = False) -> Diagnostic:
     spent = f"checking took more than {_BUDGET['seconds']:g} s of CPU time"
-    message = (f"not checked to the end: {spent}; the findings before it were made" if partial
+    message = (f"not checked to the end: {spent} (the findings reported were made before)" if partial
                else f"skipped: {spent}")
     return _engine_diagnostic(TIMEOUT, path, message)
 

@@ -44,19 +44,14 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def default_directory(start: Optional[str] = None) -> str:
+def default_directory(project_root: Optional[str] = None) -> str:
+    """`$SPARSELINT_CACHE_DIR`, else `.sparselint_cache` in the project root: the folder of
+    the configuration in force for the current directory, else the current directory, as
+    ruff places `.ruff_cache` (never the root of a repository the run merely sits in)."""
     env = os.environ.get("SPARSELINT_CACHE_DIR")
     if env:
         return env
-    here = os.path.abspath(start or os.getcwd())
-    probe = here
-    while True:
-        if any(os.path.exists(os.path.join(probe, marker)) for marker in ("pyproject.toml", ".git")):
-            return os.path.join(probe, CACHE_DIR_NAME)
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return os.path.join(here, CACHE_DIR_NAME)
-        probe = parent
+    return os.path.join(os.path.abspath(project_root or os.getcwd()), CACHE_DIR_NAME)
 
 
 def _digest(data: bytes) -> str:

@@ -12,8 +12,8 @@ import click
 from . import __version__
 from . import output, pyproject
 from .config import ConfigError, Settings, check_selectors, split_list
-from .diagnostics import INTERNAL_ERROR
-from .discovery import Scope, discover
+from .diagnostics import INTERNAL_ERROR, FileResult
+from .discovery import Scope, discover, force_excluded
 from .cache import Cache, default_directory
 from .rule import all_rules, rule_by_code  # rule modules are imported only when asked for
 
@@ -59,7 +59,7 @@ def cli() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the number of cores).")
 @click.option("--no-cache", is_flag=True, help="Read and write no cached results.")
-@click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project).")
+@click.option("--cache-dir", default=None, help="Where cached results live (default: .sparselint_cache in the project root).")
 @click.option("--config", "config_path", multiple=True,
               help="Use this pyproject.toml for every file instead of each file's nearest one; or a TOML "
                    "`KEY = VALUE` setting laid over every configuration (repeatable): --config \"select = ['SPL0']\".")
@@ -71,7 +71,7 @@ def cli() -> None:
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file and rule.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: SPLnnn` to every line with a finding.")
 @click.option("--file-timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
-              help="Seconds one file may take before it is skipped with SPL905.")
+              help="Seconds of CPU time one file may take before it is reported with SPL905.")
 @click.option("-o", "--output-file", default=None, help="Write the findings and summary to this file instead of stdout.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked and exit.")
 @click.option("--fix-only", is_flag=True,
@@ -98,11 +98,14 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     if fix_only and fix is None:
         fix = True
     paths = list(paths)
-    # As in ruff: with --stdin-filename and no path, the source comes from stdin.
-    from_stdin = paths == ["-"] or (not paths and stdin_filename is not None)
-    paths = paths or ["."]
+    # As in ruff: with --stdin-filename the source comes from stdin, and paths are ignored.
+    from_stdin = paths == ["-"] or stdin_filename is not None
     if "-" in paths and not from_stdin:
         raise ConfigError("`-` (stdin) cannot be combined with other paths")
+    for ignored in paths if stdin_filename is not None else ():
+        if ignored != "-":
+            click.echo(f"sparselint: warning: Ignoring file {ignored} in favor of standard input.", err=True)
+    paths = paths or ["."]
     if add_noqa and (fix or diff):
         raise ConfigError("--add-noqa cannot be combined with --fix or --diff")
     if add_noqa and from_stdin:
@@ -148,7 +151,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         settings = flags.settings(resolver.for_file(name) if stdin_filename else run_config)
         fixing = settings.fix and not diff
         from .engine import check_bytes, check_notebook
-        if name.endswith(".ipynb"):
+        if force_exclude and stdin_filename and force_excluded(stdin_filename, _scope(resolver.for_file(name), flags)):
+            result = FileResult(path=name)  # passed through unchecked, as in ruff
+        elif name.endswith(".ipynb"):
             result = check_notebook(data, name, settings, settings.rules_for(name))
         else:
             result = check_bytes(data, name, settings, settings.rules_for(name))
@@ -193,7 +198,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             fixing = fixing or (settings.fix and not diff)
             cache = None
             if not (no_cache or settings.fix):
-                cache = Cache(cache_dir or default_directory(), settings.key())
+                cache = Cache(cache_dir or default_directory(run_config.root), settings.key())
             group_results = check_files([found.files[i] for i in members], settings, jobs, cache,
                                         progress.step if progress else None)
             for i, result in zip(members, group_results):
@@ -312,7 +317,8 @@ class _Flags:
         for glob, codes in relative_to(cfg.root, self.extend_per_file_ignores).items():
             pfi[glob] = list(pfi.get(glob, [])) + list(codes)
         return Settings(
-            select=tuple(self.select or cfg.select or ["ALL"]),
+            # `select = []` selects nothing, as in ruff; only an absent `select` means ALL
+            select=tuple(self.select or (cfg.select if cfg.select is not None else ["ALL"])),
             ignore=tuple(cfg.ignore + self.ignore),
             extend_select=tuple(cfg.extend_select + self.extend_select),
             fix=self.diff or (cfg.fix if self.fix is None else self.fix),
@@ -426,7 +432,9 @@ def main() -> None:
     except ConfigError as exc:
         click.echo(f"sparselint: error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            sys.exit(130)  # Ctrl-C, which click turns into Abort: 128 + SIGINT, as ruff
         click.echo("sparselint: aborted", err=True)
         sys.exit(EXIT_ERROR)
     except click.ClickException as exc:

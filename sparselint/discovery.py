@@ -9,11 +9,12 @@ from typing import Callable, Optional
 from . import gitignore
 
 SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
-# Folders no one wants linted: ruff's default excludes, and our own cache.
+# Folders no one wants linted: ruff's default excludes (not `build`: a package may be named
+# so), and caches.
 DEFAULT_EXCLUDES = frozenset({
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
     ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
-    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages",
+    ".vscode", "__pypackages__", "_build", "buck-out", "dist", "node_modules", "site-packages",
     "venv", "__pycache__", ".sparselint_cache",
 })
 
@@ -38,21 +39,37 @@ def _default_excluded(name: str) -> bool:
 
 
 def _excluded(path: str, scope: Scope) -> bool:
-    """A user pattern matches the path relative to the configuration's folder, or any part of it."""
+    """A user pattern matches the path relative to the configuration's folder (or one of its
+    parent folders there), or any part of it. A pattern with a separator is a path from the
+    configuration's folder, as in ruff: `./src/gen.py` and `src/gen.py` are the same."""
     if not scope.exclude:
         return False
-    rel = os.path.relpath(os.path.abspath(path), scope.root or os.getcwd())
+    root = scope.root or os.getcwd()
+    rel = os.path.relpath(os.path.abspath(path), root)
     parts = rel.split(os.sep)
+    prefixes = [os.sep.join(parts[:i + 1]) for i in range(len(parts))]
     for pattern in scope.exclude:
         pattern = pattern.rstrip("/")
-        if fnmatch.fnmatch(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+        if os.sep in pattern or "/" in pattern:
+            pattern = _relative_pattern(pattern, root)
+            # `**/` also matches no folder at all, as in a glob
+            alternatives = (pattern, pattern[3:]) if pattern.startswith("**" + os.sep) else (pattern,)
+            if any(fnmatch.fnmatch(p, a) for p in prefixes for a in alternatives):
+                return True
+        elif any(fnmatch.fnmatch(p, pattern) for p in parts):
             return True
     return False
 
 
-def _force_excluded(path: str, scope: Scope) -> bool:
-    """For a path named on the command line under --force-exclude: the user's patterns, and the
-    built-in folders among its parts below the project folder (or as written, outside it)."""
+def _relative_pattern(pattern: str, root: str) -> str:
+    pattern = os.path.normpath(pattern.replace("/", os.sep))
+    return os.path.relpath(pattern, root) if os.path.isabs(pattern) else pattern
+
+
+def force_excluded(path: str, scope: Scope) -> bool:
+    """For a path named on the command line (or --stdin-filename) under --force-exclude: the
+    user's patterns, and the built-in folders among its parts below the project folder (or as
+    written, outside it)."""
     if _excluded(path, scope):
         return True
     absolute = os.path.abspath(path)
@@ -85,11 +102,11 @@ def discover(paths: list[str], scope_for: Optional[Callable[[str], Scope]] = Non
 
     for path in paths:
         if os.path.isfile(path):
-            if force_exclude and _force_excluded(path, scope_for(os.path.dirname(os.path.abspath(path)))):
+            if force_exclude and force_excluded(path, scope_for(os.path.dirname(os.path.abspath(path)))):
                 continue
             add(path)
         elif os.path.isdir(path):
-            if force_exclude and _force_excluded(path, scope_for(os.path.abspath(path))):
+            if force_exclude and force_excluded(path, scope_for(os.path.abspath(path))):
                 continue
             for base, dirs, files in os.walk(path, followlinks=False):
                 scope = scope_for(os.path.abspath(base))

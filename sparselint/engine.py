@@ -12,7 +12,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from . import source as src
-from . import notebook, optable, suppression
+from . import notebook, optable, pyparse, suppression
 from .config import Settings
 from .context import Context
 from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, TIMEOUT, UNUSED_NOQA, Diagnostic,
@@ -83,34 +83,54 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     texts = [text, *imported]
     if not any(tokens.search(t) for t in texts):
         return []
-    if os.environ.get("SPARSELINT_NO_REDUCTION"):
-        # every statement analysed: to check that the reduction never changes a finding
+    # Python's parser first: what it refuses is reported at once, not after LibCST has
+    # spent minutes and a gigabyte on it.
+    verdict = pyparse.examine(text)
+    if verdict.refused is not None:
+        line, column, message = verdict.refused
+        return [_engine_diagnostic(PARSE_ERROR, path, message, line, column)]
+    if os.environ.get("SPARSELINT_NO_REDUCTION") or verdict.tree is None:
+        # every statement analysed (to check that the reduction never changes a finding),
+        # or a file Python does not parse, left to LibCST (it may be newer syntax)
         reduced = Reduced(text, None)
     else:
         try:
-            reduced = reduce_source(text, tokens, extra)
+            reduced = reduce_source(text, tokens, extra, verdict.tree)
         except Exception:  # the reduction is an optimisation; the full text is always right
             reduced = Reduced(text, None)
     if reduced.text is None:
         return []  # nothing in this file can matter: no LibCST parse
+    if verdict.tree is not None:
+        deep = [s for s in pyparse.deep_statements(verdict.tree, text) if pyparse.kept(s, reduced.text)]
+        if deep:
+            # LibCST's native parse cannot be interrupted: refuse it up front
+            line = deep[0][0]
+            return [_engine_diagnostic(TIMEOUT, path, f"skipped: line {line} holds an expression nested more than "
+                                       f"{pyparse.MAX_DEPTH} levels deep, too deep to parse in reasonable time", line)]
     if reduced.tree is None:
-        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies)
+        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error)
     from .models import project_index
     index = project_index()
     index.offer(path, text, reduced.tree)
     try:
-        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies)
+        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error)
     finally:
         index.withdraw(path, text)
 
 
-def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, dependencies) -> list[Diagnostic]:
+def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, dependencies,
+                    python_error: Optional[SyntaxError] = None) -> list[Diagnostic]:
     try:
         module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as exc:
+        if python_error is not None:
+            # where and what Python says: the place people know, not where LibCST gave up
+            line, column = pyparse.position(python_error)
+            return [_engine_diagnostic(PARSE_ERROR, path, f"cannot parse: {python_error.msg}", line, column)]
         return [_engine_diagnostic(PARSE_ERROR, path, f"cannot parse: {exc.message}", exc.raw_line, exc.raw_column + 1)]
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot parse: nesting too deep for the parser")]
+    ctx = None
     try:
         ctx = Context(path, text, Names.from_module(module), module)
         ctx.imported = frozenset(extra)
@@ -128,7 +148,11 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
     except _OutOfTime:
-        raise
+        if ctx is None:
+            raise
+        # out of budget mid-walk: what was found so far stands (each finding rests on
+        # evidence already seen), and the file says it was not checked to the end
+        return [*ctx.diagnostics, _timeout_diagnostic(path, partial=True)]
     except Exception as exc:  # a bug of ours must not stop the run
         return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
 
@@ -155,6 +179,8 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
             return hit
 
         kept = [d for d in analyse(t, path, rules, dependencies, version) if not suppressed(d)]
+        if timed_out(kept):
+            return kept  # the budget is spent: no second pass
         if UNUSED_NOQA[0] in settings.extend_select or UNUSED_NOQA[0] in settings.select:
             kept.extend(suppression.unused(t, path, analyse(t, path, rules, None, version), UNUSED_NOQA))
         return kept
@@ -164,6 +190,8 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
         return sorted(diagnostics, key=Diagnostic.sort_key), None, 0
     current, applied = text, 0
     for _ in range(MAX_FIX_ROUNDS):
+        if timed_out(diagnostics):
+            break  # fixes only from a complete analysis, and no more time to spend
         fixes = applicable(diagnostics, settings.unsafe_fixes)
         if not fixes:
             break
@@ -215,41 +243,54 @@ def check_bytes(data: bytes, path: str, settings: Settings, rules=None) -> FileR
     return result
 
 
-class _OutOfTime(Exception):
-    pass
+class _OutOfTime(BaseException):
+    """Not an Exception: the handlers that keep a run going past a bug of ours (the
+    reduction's fallback, a rule's failure) must not swallow it and go on unbounded."""
 
 
-_ARMED = {"on": False}
+_BUDGET = {"armed": False, "seconds": 0.0}
 
 
 def _alarm(signum, frame):
     # Raise only while a file is being checked: a late signal must not hit other code.
-    if _ARMED["on"]:
-        _ARMED["on"] = False
+    if _BUDGET["armed"]:
+        _BUDGET["armed"] = False
         raise _OutOfTime()
 
 
+def _timeout_diagnostic(path: str, partial: bool = False) -> Diagnostic:
+    spent = f"checking took more than {_BUDGET['seconds']:g} s of CPU time"
+    message = (f"not checked to the end: {spent} (the findings reported were made before)" if partial
+               else f"skipped: {spent}")
+    return _engine_diagnostic(TIMEOUT, path, message)
+
+
+def timed_out(diagnostics) -> bool:
+    return any(d.code == TIMEOUT[0] for d in diagnostics)
+
+
 def check_file(path: str, settings: Settings, rules=None, display: Optional[str] = None) -> FileResult:
-    """Check one file within the per-file time budget, so one pathological file cannot hang a run."""
+    """Check one file within the per-file budget, so one pathological file cannot hang a run.
+    The budget is CPU time, not wall-clock: on a loaded machine a file must not lose its
+    findings to a timeout because other processes ran."""
     budget = settings.file_timeout
-    if not budget or threading.current_thread() is not threading.main_thread():
+    if not budget or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "ITIMER_PROF"):
         return _check_file(path, settings, rules, display)
-    previous = signal.signal(signal.SIGALRM, _alarm)
+    previous = signal.signal(signal.SIGPROF, _alarm)
     try:
         try:
-            _ARMED["on"] = True
-            signal.setitimer(signal.ITIMER_REAL, budget)
+            _BUDGET["armed"], _BUDGET["seconds"] = True, budget
+            signal.setitimer(signal.ITIMER_PROF, budget)
             return _check_file(path, settings, rules, display)
         finally:
-            _ARMED["on"] = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _BUDGET["armed"] = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
     except _OutOfTime:
         r = FileResult(path=display or path)
-        r.diagnostics.append(_engine_diagnostic(TIMEOUT, display or path,
-                                                f"skipped: checking took longer than {budget:g} s"))
+        r.diagnostics.append(_timeout_diagnostic(display or path))
         return r
     finally:
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def _check_file(path: str, settings: Settings, rules=None, display: Optional[str] = None) -> FileResult:

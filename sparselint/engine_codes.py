@@ -59,11 +59,14 @@ CODES = (
                    example="```python\nx = adj.coalesce().values()  # noqa: SPL001\n```",
                    instead="```python\nx = adj.coalesce().values()\n```"),
                selectable=True),
-    EngineCode(TIMEOUT[0], TIMEOUT[1], "A file that took longer than `--file-timeout` seconds to check.",
+    EngineCode(TIMEOUT[0], TIMEOUT[1], "A file that took more than `--file-timeout` seconds of CPU time to check.",
                _SECTIONS.format(
-                   what="Reports a file whose check took longer than `--file-timeout` (60 s by default); "
-                        "it is skipped so that one pathological file cannot hang a run.",
-                   why="The file was not checked.",
+                   what="Reports a file whose check took more than `--file-timeout` seconds of CPU time "
+                        "(60 by default; time spent waiting on a loaded machine does not count), and a "
+                        "statement holding an expression nested more than 1,000 levels deep, which is "
+                        "skipped up front because the parser cannot be interrupted. The findings made "
+                        "before the budget ran out are kept.",
+                   why="The file was not checked to the end.",
                    example="A generated module of tens of thousands of lines.",
                    instead="Raise `--file-timeout`, or exclude the file.")),
 )

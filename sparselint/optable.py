@@ -157,6 +157,20 @@ def choose(target: str = "") -> str:
     return older[-1] if older else versions[0]
 
 
+def missing_table(target: str) -> Optional[str]:
+    """Why `target-torch-version` has no table of its own (its release, or a patch release
+    of its minor one), naming the table used instead and those shipped; None when it has."""
+    versions = list(available())
+    target = (target or "").strip()
+    if not target or not versions:
+        return None
+    minor = target.split(".")[:2]
+    if any(v == target or v.startswith(target + ".") or v.split(".")[:2] == minor for v in versions):
+        return None
+    return (f"no op table for torch {target}; its checks use torch {choose(target)}'s "
+            f"(tables shipped: {', '.join(versions)})")
+
+
 @lru_cache(maxsize=None)
 def load(version: str) -> OpTable:
     with open(available()[version], encoding="utf-8") as fh:

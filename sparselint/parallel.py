@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 from typing import Callable, Optional
 
 from .cache import Cache
@@ -46,6 +47,27 @@ def gc_for_batch() -> None:
     (modules, tables) out of its sight and collect young objects less often."""
     gc.freeze()
     gc.set_threshold(50_000, 50, 1000)
+
+
+def _start_worker() -> None:
+    # Ctrl-C reaches the whole process group: a worker that took it would report the
+    # interruption as one batch's result and go on with the next. The parent alone stops
+    # the run, terminating its workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc_for_batch()
+
+
+def _stop(pool) -> None:
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except Exception:
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _size(path: str) -> int:
@@ -123,12 +145,19 @@ def _check_pending(paths, pending, results, settings, jobs, cache, step) -> None
         # at a time, small files in batches: a worker that draws a 30,000-line file late
         # does not hold up the end of the run, and small files cost one message per batch.
         batches = _batches(sorted(todo, key=lambda i: -_size(paths[i])), paths)
-        with ProcessPoolExecutor(max_workers=jobs, initializer=gc_for_batch) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker)
+        try:
             futures = {pool.submit(_check_batch, ([paths[i] for i in batch], settings)): batch for batch in batches}
             for future in as_completed(futures):
                 for i, outcome in zip(futures[future], future.result()):
                     fresh[i] = outcome
                     step(1)
+        except BaseException:
+            # Ctrl-C (or a failure): leaving the pool normally would wait for every queued
+            # file to be checked; stop the workers now instead.
+            _stop(pool)
+            raise
+        pool.shutdown()
     for i in todo:
         result, clean_deps = fresh[i]
         results[i] = result

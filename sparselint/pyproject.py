@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -174,6 +175,11 @@ def _apply(cfg: FileConfig, table: dict) -> FileConfig:
         if not isinstance(version, str) or not all(p.isdigit() for p in version.split(".")[:2]):
             raise ConfigError("[tool.sparselint] `target-torch-version` must be a version string such as \"2.13\"")
         cfg.target_torch_version = version
+        from .optable import missing_table
+        why = missing_table(version)
+        if why:
+            # a typo or an old release must not pass silently: the findings answer for another torch
+            print(f"sparselint: warning: {path}: `target-torch-version`: {why}", file=sys.stderr)
     fmt = table.get("output-format")
     if fmt is not None:
         from .output import FORMATS

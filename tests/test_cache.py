@@ -83,3 +83,25 @@ def test_a_changed_helper_module_invalidates_its_caller(cli, tmp_path):
     helper.write_text("import torch\n\ndef gcn_norm(adj):\n    return adj.values().sum()\n")
     again = cli("--cache-dir", str(cache), str(train))
     assert again.returncode == 1 and "graph_utils.py:4:12: SPL001" in again.stdout, again.stdout
+
+
+def test_the_cache_lives_in_the_project_root_as_ruff_places_it(cli, tmp_path):
+    # a repository whose root has a pyproject.toml without [tool.sparselint]
+    repo = tmp_path / "repo"
+    (repo / "notes" / "scratch").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "pyproject.toml").write_text("[project]\nname = 'other'\n")
+    (repo / "notes" / "scratch" / "a.py").write_text(BAD)
+    env = {"SPARSELINT_CACHE_DIR": ""}
+    assert cli(".", cwd=repo / "notes", env=env).returncode == 1
+    # no configuration of ours in force: the current directory, not the repository's root
+    assert entries(repo / "notes" / ".sparselint_cache")
+    assert not (repo / ".sparselint_cache").exists()
+    # a configuration in force: its folder, from whichever sub-folder the run starts
+    (repo / "notes" / "pyproject.toml").write_text("[tool.sparselint]\n")
+    (repo / "notes" / "scratch" / "b.py").write_text(BAD)
+    before = len(entries(repo / "notes" / ".sparselint_cache"))
+    assert cli(".", cwd=repo / "notes" / "scratch", env=env).returncode == 1
+    assert not (repo / "notes" / "scratch" / ".sparselint_cache").exists()
+    assert len(entries(repo / "notes" / ".sparselint_cache")) > before
+    assert not (repo / ".sparselint_cache").exists()

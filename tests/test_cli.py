@@ -221,6 +221,28 @@ def test_stdin(cli, tmp_path):
     assert r.stdout == BAD.replace("adj.values()", "adj.coalesce().values()")
 
 
+def test_stdin_filename_wins_over_paths_with_a_warning(cli, tmp_path):
+    # as in ruff: the source comes from stdin, the paths are named as ignored
+    other = write(tmp_path / "other.py", CLEAN)
+    r = cli("--no-cache", "--stdin-filename", "model.py", other, input=BAD)
+    assert r.returncode == 1 and r.stdout.startswith("model.py:4:7: SPL001"), r.stdout
+    assert f"Ignoring file {other} in favor of standard input." in r.stderr
+
+
+def test_force_exclude_applies_to_the_stdin_filename(cli, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.sparselint]\nextend-exclude = ['generated']\n")
+    name = os.path.join("generated", "model.py")
+    r = cli("--no-cache", "--force-exclude", "--stdin-filename", name, cwd=tmp_path, input=BAD)
+    assert r.returncode == 0 and "SPL001" not in r.stdout and "All checks passed!" in r.stdout, r.stdout
+    # --fix passes the excluded source through unchanged, as ruff does
+    r = cli("--no-cache", "--fix", "--force-exclude", "--stdin-filename", name, cwd=tmp_path, input=BAD)
+    assert r.returncode == 0 and r.stdout == BAD
+    # a built-in exclude too; without --force-exclude the name is checked
+    r = cli("--no-cache", "--force-exclude", "--stdin-filename", os.path.join(".venv", "m.py"), cwd=tmp_path, input=BAD)
+    assert r.returncode == 0 and "SPL001" not in r.stdout
+    assert cli("--no-cache", "--stdin-filename", name, cwd=tmp_path, input=BAD).returncode == 1
+
+
 def test_statistics(cli, tmp_path):
     r = cli("--statistics", write(tmp_path / "bad.py", BAD))
     assert "    1  SPL001  [*] values-on-uncoalesced" in r.stdout

@@ -68,3 +68,29 @@ def test_show_settings(cli, tmp_path):
     assert r.returncode == 0
     assert "config file: " + str(tmp_path / "pyproject.toml") in r.stdout
     assert "SPL201" not in r.stdout.split("rules: ")[1].splitlines()[0]
+
+
+def test_an_empty_select_selects_no_rule(cli, tmp_path):
+    project(tmp_path, "select = []\n")
+    r = run(cli, tmp_path, ".")
+    assert r.returncode == 0 and ": SPL" not in r.stdout, r.stdout
+    assert "rules: \n" in run(cli, tmp_path, "--show-settings", "pkg").stdout
+    # a rule named on the command line or added with extend-select still runs
+    assert run(cli, tmp_path, "--select", "SPL001", ".").returncode == 1
+    project(tmp_path, 'select = []\nextend-select = ["SPL001"]\n')
+    assert run(cli, tmp_path, ".").returncode == 1
+
+
+def test_a_target_torch_version_without_a_table_is_a_warning_naming_the_tables(cli, tmp_path):
+    from sparselint.optable import available
+    shipped = list(available())
+    project(tmp_path, 'target-torch-version = "1.13"\n')
+    r = run(cli, tmp_path, "pkg")
+    assert r.returncode == 1 and "SPL001" in r.stdout  # a warning, not a refusal
+    warning = [line for line in r.stderr.splitlines() if "target-torch-version" in line]
+    assert len(warning) == 1 and "1.13" in warning[0] and "warning" in warning[0], r.stderr
+    assert all(v in warning[0] for v in shipped)
+    # a release with a table, or a patch release of one, is silent
+    for version in (shipped[0], shipped[-1].rsplit(".", 1)[0], shipped[-1].rsplit(".", 1)[0] + ".9"):
+        project(tmp_path, f'target-torch-version = "{version}"\n')
+        assert "target-torch-version" not in run(cli, tmp_path, "pkg").stderr, version

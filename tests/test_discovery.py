@@ -115,10 +115,10 @@ def test_a_nested_configuration_applies_beneath_it(cli, tmp_path):
 
 
 def test_force_exclude_applies_the_built_in_excludes_to_named_files(cli, tmp_path):
-    for folder in ("build", ".ipynb_checkpoints", os.path.join("venv2", "lib", "site-packages"), "pkg"):
+    for folder in ("dist", ".ipynb_checkpoints", os.path.join("venv2", "lib", "site-packages"), "pkg"):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "gen.py").write_text(BAD)
-    named = [os.path.join(f, "gen.py") for f in ("build", ".ipynb_checkpoints",
+    named = [os.path.join(f, "gen.py") for f in ("dist", ".ipynb_checkpoints",
                                                os.path.join("venv2", "lib", "site-packages"), "pkg")]
     # as `sparselint .` would: only pkg/gen.py
     assert flagged(cli("--no-cache", ".", cwd=tmp_path)) == [os.path.join("pkg", "gen.py")]
@@ -126,3 +126,29 @@ def test_force_exclude_applies_the_built_in_excludes_to_named_files(cli, tmp_pat
     assert flagged(r) == [os.path.join("pkg", "gen.py")], r.stdout
     # named without --force-exclude: what is asked is checked, as in ruff
     assert len(flagged(cli("--no-cache", *named, cwd=tmp_path))) == 4
+
+
+def test_a_folder_named_build_is_checked_as_ruff_does(cli, tmp_path):
+    # `build` is not among ruff's default excludes: a package may well be named so
+    (tmp_path / "pkg" / "build").mkdir(parents=True)
+    (tmp_path / "pkg" / "build" / "graph.py").write_text(BAD)
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "gen.py").write_text(BAD)
+    r = cli("--no-cache", ".", cwd=tmp_path)
+    assert flagged(r) == [os.path.join("pkg", "build", "graph.py")], r.stdout
+
+
+def test_an_exclude_path_is_relative_to_its_configuration(cli, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.sparselint]\nextend-exclude = ['./src/gen.py', 'src/old/', '**/vendored.py']\n")
+    for name in ("gen.py", "keep.py", os.path.join("old", "o.py"), "vendored.py", os.path.join("sub", "gen.py")):
+        (tmp_path / "src" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / name).write_text(BAD)
+    (tmp_path / "vendored.py").write_text(BAD)
+    expected = [os.path.join("src", "keep.py"), os.path.join("src", "sub", "gen.py")]
+    assert flagged(cli("--no-cache", ".", cwd=tmp_path)) == expected
+    # from a sub-folder, the patterns still start at the configuration's folder
+    r = cli("--no-cache", ".", cwd=tmp_path / "src")
+    assert flagged(r) == ["keep.py", os.path.join("sub", "gen.py")], r.stdout
+    r = cli("--no-cache", "--force-exclude", "gen.py", os.path.join("old", "o.py"), "keep.py", cwd=tmp_path / "src")
+    assert flagged(r) == ["keep.py"], r.stdout

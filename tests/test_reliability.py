@@ -1,9 +1,13 @@
 """Hostile input: every odd file gets a clear diagnostic or is skipped, the run goes on, no
 traceback, exit 0/1 as findings dictate; --fix never damages a file."""
+import ast
 import json
 import os
+import resource
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -118,3 +122,142 @@ def test_two_concurrent_fix_runs_never_leave_a_half_written_file(tmp_path):
     for f in files:
         assert f.read_text() == FIXED * 50
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".sparselint-")]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_stops_the_run_at_once_with_130(tmp_path, jobs):
+    for i in range(16):
+        (tmp_path / f"m{i}.py").write_text(BAD * 300)
+    # a session of its own: Ctrl-C in a terminal reaches the whole process group, workers too
+    p = subprocess.Popen([sys.executable, "-m", "sparselint", "--no-cache", "-j", jobs, str(tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        time.sleep(2.5)
+        assert p.poll() is None, "the run ended before it could be interrupted"
+        os.killpg(p.pid, signal.SIGINT)
+        started = time.monotonic()
+        out, err = p.communicate(timeout=15)
+        took = time.monotonic() - started
+        time.sleep(0.5)
+        left = True
+        try:
+            os.killpg(p.pid, 0)
+        except ProcessLookupError:
+            left = False
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert p.returncode == 130 and took < 5, (p.returncode, took, err[-2000:])
+    assert b"All checks passed" not in out and b"Found" not in out and b"Traceback" not in err
+    assert not left, "a worker outlived the run"
+
+
+def _run_measured(args, **kw):
+    """The real command, and the CPU seconds it used (load on the machine does not count)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run([sys.executable, "-m", "sparselint", "--no-cache", *args], capture_output=True, text=True,
+                       timeout=300, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _python_builds(text):
+    try:
+        ast.parse(text)
+        return True
+    except (SyntaxError, RecursionError, MemoryError):
+        return False
+
+
+HEAD = "import torch\nadj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\n"
+MONSTERS = {
+    "brackets": HEAD + "y = " + "(" * 1000 + "1" + ")" * 1000 + "\nprint(adj.values())\n",
+    "attributes": HEAD + "y = adj" + ".a" * 3000 + "\nprint(adj.values())\n",
+    "terms": HEAD + "y = " + " + ".join(["adj"] * 5000) + "\nprint(adj.values())\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(MONSTERS))
+def test_a_file_python_cannot_build_is_reported_at_once(tmp_path, shape):
+    """LibCST took 24 s and a gigabyte on these, then said all checks passed."""
+    text = MONSTERS[shape]
+    (tmp_path / "m.py").write_text(text)
+    r, cpu = _run_measured([str(tmp_path / "m.py")])
+    no_traceback(r)
+    # what Python refuses is a syntax error; what it builds but nests too deeply to parse
+    # in reasonable time is skipped up front
+    expected = "SPL905" if _python_builds(text) else "SPL900"
+    assert r.returncode == 1 and codes(r) == [expected], r.stdout
+    assert "All checks passed" not in r.stdout
+    assert cpu < 5, cpu
+
+
+def test_an_expression_too_deep_to_parse_is_skipped_up_front(tmp_path):
+    # Python builds it; LibCST's native parse, which no signal interrupts, grows quadratically
+    text = HEAD + "y = " + " + ".join(["adj"] * 1500) + "\nprint(adj.values())\n"
+    assert _python_builds(text)
+    (tmp_path / "m.py").write_text(text)
+    r, cpu = _run_measured([str(tmp_path / "m.py")])
+    no_traceback(r)
+    assert codes(r) == ["SPL905"] and "m.py:3:1: SPL905" in r.stdout and "nested" in r.stdout, r.stdout
+    assert cpu < 5, cpu
+    # the same statement where nothing in it can matter is not parsed, so it stops nothing
+    (tmp_path / "m.py").write_text(HEAD + "print(adj.values())\ndef g(z):\n    return " + " + ".join(["z"] * 1500) + "\n")
+    r, _ = _run_measured([str(tmp_path / "m.py")])
+    assert codes(r) == ["SPL001"], r.stdout
+
+
+def test_a_syntax_error_is_where_python_points(cli, tmp_path):
+    text = HEAD + "\n\n\nfoo = (1 +\nprint(adj.values())\n"
+    with pytest.raises(SyntaxError) as python:
+        compile(text, "m.py", "exec")
+    assert (python.value.lineno, python.value.offset) == (6, 7)
+    (tmp_path / "m.py").write_text(text)
+    r = cli("--no-cache", str(tmp_path / "m.py"))
+    assert r.stdout.startswith(f"{tmp_path / 'm.py'}:6:7: SPL900 cannot parse: {python.value.msg}"), r.stdout
+
+
+def _functions(n):
+    return HEAD + "print(adj.values())\n" + "".join(
+        f"def f{i}(e):\n    a = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\n    for _ in range(3):\n"
+        f"        a = a + a\n    return a.values()\n" for i in range(n))
+
+
+def test_a_file_out_of_time_keeps_the_findings_already_made(tmp_path):
+    # the cost of starting and checking one small file (imports included), to subtract
+    (tmp_path / "small.py").write_text(_functions(0))
+    (tmp_path / "m.py").write_text(_functions(600))
+    _, startup = _run_measured([str(tmp_path / "small.py")])
+    full, cpu = _run_measured([str(tmp_path / "m.py")])
+    assert codes(full) == ["SPL001"] * 601
+    # a budget spent while findings are being made, as measured on this machine: about
+    # half of the time goes to parsing and inference before the first finding
+    budget = max(0.2, 0.8 * (cpu - startup))
+    r, _ = _run_measured(["--file-timeout", f"{budget:.2f}", str(tmp_path / "m.py")])
+    no_traceback(r)
+    found = codes(r)
+    assert found.count("SPL905") == 1 and "not checked to the end" in r.stdout, r.stdout[-500:]
+    assert 1 <= found.count("SPL001") <= 601, (budget, r.stdout[-500:])
+
+
+def test_the_time_budget_is_cpu_time_not_wall_clock(tmp_path):
+    """Under load, a file's findings must not turn into a timeout because others ran."""
+    (tmp_path / "small.py").write_text(_functions(0))
+    (tmp_path / "m.py").write_text(_functions(200))
+    _, startup = _run_measured([str(tmp_path / "small.py")])
+    full, cpu = _run_measured([str(tmp_path / "m.py")])
+    budget = max(0.5, 1.5 * (cpu - startup))
+    cpu_id = min(os.sched_getaffinity(0))
+    pin = lambda: os.sched_setaffinity(0, {cpu_id})  # noqa: E731
+    # four busy processes on the core the check runs on: it gets a fifth of the core
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=pin) for _ in range(4)]
+    try:
+        r, _ = _run_measured(["--file-timeout", f"{budget:.2f}", str(tmp_path / "m.py")], preexec_fn=pin)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    no_traceback(r)
+    assert codes(r) == codes(full) == ["SPL001"] * 201, (budget, r.stdout[-500:])

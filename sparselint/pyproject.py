@@ -179,7 +179,8 @@ def _apply(cfg: FileConfig, table: dict) -> FileConfig:
         why = missing_table(version)
         if why:
             # a typo or an old release must not pass silently: the findings answer for another torch
-            print(f"sparselint: warning: {path}: `target-torch-version`: {why}", file=sys.stderr)
+            where = cfg.path or "--config"
+            print(f"sparselint: warning: {where}: `target-torch-version`: {why}", file=sys.stderr)
     fmt = table.get("output-format")
     if fmt is not None:
         from .output import FORMATS

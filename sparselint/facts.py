@@ -157,6 +157,9 @@ class Instance:
 
     cls: str
     attrs: tuple[tuple[str, "Fact"], ...] = ()
+    # every key of a dict, also those whose value is not known (`attrs` holds only known
+    # ones): None when the keys are not all known
+    keys: Optional[tuple[str, ...]] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 

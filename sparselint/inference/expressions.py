@@ -256,6 +256,8 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
                 inner = self.fact(node.args[0].value, state)
                 return inner if isinstance(inner, Params) else None
+            if func.value == "dict" and func.value not in self.project_names and self.lookup("dict", state) is None:
+                return self._dict_call(node, state)
             if func.value == "filter" and len(node.args) == 2:
                 inner = self.fact(node.args[1].value, state)
                 if isinstance(inner, Params):

@@ -16,8 +16,8 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Fact, Instance, Module, Tensor, join
-from .models import project_index
+from .facts import Const, Fact, Instance, Module, Scalar, Tensor, join
+from .models import ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from .names import Names, dotted
@@ -276,7 +276,14 @@ class Walker:
     @staticmethod
     def _literal_args(call: cst.Call, inference, state) -> dict:
         def value(expr):
-            return inference.value(expr, state) if inference is not None else literal(expr)
+            if inference is None:
+                return literal(expr)
+            v = inference.value(expr, state)
+            if v is UNKNOWN_LITERAL:
+                # a config object: `__init__` reads `sparse=cfg.sparse` from what was passed
+                config = _config_arg(inference.fact(expr, state))
+                return config if config is not None else v
+            return v
 
         args = {}
         for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
@@ -505,6 +512,21 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _config_arg(fact) -> Optional[ConfigArg]:
+    """A dict, dataclass or plain object whose known fields hold literals, as a constructor
+    argument the project index can read fields of."""
+    if not isinstance(fact, Instance) or not fact.attrs:
+        return None
+    fields = tuple((k, v.value) for k, v in fact.attrs
+                   if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))
+    if not fields:
+        return None
+    if fact.cls == "dict":
+        complete = fact.keys is not None and len(fields) == len(fact.keys)
+        return ConfigArg("dict", fields, complete)
+    return ConfigArg("object", fields)
 
 
 def _runs_through(loop) -> bool:

@@ -185,6 +185,15 @@ class Effects:
         if isinstance(fact, Tensor) and fact.evidence:
             where = target
             fact = fact.why(where, f"assigned to `{path}`")
+        if isinstance(target, cst.Attribute):
+            # `cfg.sparse = False` on a config object: the object's own record of the field
+            # (what a constructor it is passed to reads) follows
+            owner = dotted(target.value)
+            held = state.env.get(owner) if owner else None
+            name = target.attr.value
+            if isinstance(held, Instance) and any(k == name for k, _ in held.attrs):
+                attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
+                state.env[owner] = replace(held, attrs=attrs)
         state.bind(path, fact)
         # A tensor passed as the values of a sparse constructor is remembered as such.
         if isinstance(value, cst.Call):

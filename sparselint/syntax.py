@@ -134,3 +134,35 @@ def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
             out.extend(k for k in (n.left, n.right) if type(k) is cst.Name)
         stack.extend(reversed(kids))
     return out
+
+
+def sparse_embedding_weights(stmts: list, qualify: Callable) -> dict[str, cst.Call]:
+    """Tensors a scope passes as the weight of `F.embedding(..., sparse=True)` (or
+    `embedding_bag`), by path, with the first such call: their gradient is sparse whatever
+    the order of that call and an optimizer built over them. Only paths whose root the scope
+    binds at most once, so the call and the optimizer see one tensor."""
+    found: dict[str, cst.Call] = {}
+
+    def visit(n: cst.CSTNode) -> None:
+        if type(n) is not cst.Call or qualify(n.func) not in api.FUNCTIONAL_EMBEDDINGS:
+            return
+        sparse = next((a.value for a in n.args if a.keyword is not None and a.keyword.value == "sparse"), None)
+        if not (isinstance(sparse, cst.Name) and sparse.value == "True"):
+            return
+        positional = [a.value for a in n.args if a.keyword is None and not a.star]
+        weight = positional[1] if len(positional) > 1 else next(
+            (a.value for a in n.args if a.keyword is not None and a.keyword.value == "weight"), None)
+        path = dotted(weight) if weight is not None else None
+        if path and path not in found:
+            found[path] = n
+
+    for st in stmts:
+        try:
+            _walk(st, visit)
+        except RecursionError:
+            return {}
+    if not found:
+        return found
+    counts: dict[str, int] = {}
+    assigned_names(stmts, attributes=True, count=counts)
+    return {p: c for p, c in found.items() if counts.get(p.split(".")[0], 0) <= 1 and counts.get(p, 0) <= 1}

@@ -21,7 +21,7 @@ from .models import ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from .names import Names, dotted
-from .syntax import assigned_names, backward_calls_in_block, parameters_of
+from .syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
 from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -52,6 +52,7 @@ class Walker:
         self.module_inference: Optional[Inference] = None
         self._class_modules: dict[tuple, Optional[Module]] = {}
         self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
+        self._embedding_weights: dict[cst.CSTNode, dict] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -67,6 +68,7 @@ class Walker:
         body = self.module.body
         self.collect()
         inference = self._inference(self.ctx.names, {}, frozenset())
+        inference.sparse_weights = self._sparse_weights(self.module, body, inference.names)
         self.module_inference = inference
         scope = Scope(self.module, backward_calls_in_block(body))
         final = self.scope(body, State(), inference, scope)
@@ -149,6 +151,7 @@ class Walker:
         locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
+        inference.sparse_weights = self._sparse_weights(node, node.body.body if isinstance(node.body, cst.IndentedBlock) else (), names)
         decorated = self._decorated_grad_mode(node, names)
         inference.grad_enabled = grad_enabled if decorated is None else decorated
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -177,6 +180,16 @@ class Walker:
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
             locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)})
             found = self._scopes[node] = (locals_, backward_calls_in_block(body))
+        return found
+
+    def _sparse_weights(self, node, body, names: Names) -> dict:
+        """The tensors a scope gives sparse grads through `F.embedding(..., sparse=True)`,
+        computed once per scope (and only in a file that mentions an embedding)."""
+        if "embedding" not in self.ctx.source:
+            return {}
+        found = self._embedding_weights.get(node)
+        if found is None:
+            found = self._embedding_weights[node] = sparse_embedding_weights(list(body), names.qualify)
         return found
 
     def method(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[cst.FunctionDef]:

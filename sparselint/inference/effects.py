@@ -185,6 +185,13 @@ class Effects:
         if isinstance(fact, Tensor) and fact.evidence:
             where = target
             fact = fact.why(where, f"assigned to `{path}`")
+        embedding = self.sparse_weights.get(path)
+        if (embedding is not None and isinstance(fact, Tensor) and fact.grad == LEAF and fact.layout == "strided"
+                and fact.grad_layout is None):
+            # its grads come from a sparse embedding lookup later in this scope, whether an
+            # optimizer over it is built before or after that lookup
+            fact = replace(fact, grad_layout="coo", grad_coalesced=False).why(
+                embedding, f"`F.embedding(..., sparse=True)` gives `{path}` an uncoalesced sparse grad")
         if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` on a config object: the object's own record of the field
             # (what a constructor it is passed to reads) follows

@@ -40,6 +40,8 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         # names of the functions and classes the file defines at module level
         self.project_names = project_names
         self.grad_enabled = True
+        # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
+        self.sparse_weights: dict[str, cst.Call] = {}
 
     def lookup(self, path: str, state: State) -> Optional[Fact]:
         fact = state.env.get(path)

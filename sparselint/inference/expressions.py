@@ -179,7 +179,7 @@ class Inference(ContainerFacts, TorchCalls, Effects):
                     return Tensor(grad=NOGRAD, is_grad=True, origin="grad", evidence=base.evidence)
                 return None
             if attr == "data":
-                return replace(base, grad=NOGRAD, parameter=False, origin="data")
+                return replace(base, grad=NOGRAD, parameter=False, origin="data", values_of=None)
             if attr == "T" and base.literal is not None:
                 value = shapes.transpose(base.literal)
                 return _literal_tensor(value, base) if value is not None else None

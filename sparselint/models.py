@@ -736,6 +736,8 @@ def _qualify(expr: ast.expr, imports: dict[str, str], path: str) -> Optional[str
 
 def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
     env = {}
+    # `Model(**kwargs)` of unknown content may pass any parameter: none has its default
+    unknown_rest = bool(args.get(MORE_KEYWORDS))
     a = init.args
     positional = [*a.posonlyargs, *a.args]
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
@@ -743,7 +745,11 @@ def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
         env[p.arg] = _literal(d) if d is not None else _NO
     for p, d in zip(a.kwonlyargs, a.kw_defaults):
         env[p.arg] = _literal(d) if d is not None else _NO
+    if unknown_rest:
+        env = dict.fromkeys(env, _NO)
     for k, v in args.items():
+        if k == MORE_KEYWORDS:
+            continue
         if isinstance(k, int):
             names = [p.arg for p in positional][1:]  # skip self
             if k < len(names):
@@ -754,6 +760,10 @@ def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
 
 
 _NO = object()
+# an argument the caller passes with a value that is not known (a key of a `**cfg` dict)
+UNKNOWN_ARG = _NO
+# the key of constructor arguments that says a `**mapping` of unknown content was passed too
+MORE_KEYWORDS = "**"
 
 
 def _literal(node):
@@ -816,6 +826,12 @@ def _literal_kwargs(call: ast.Call, env: dict) -> dict:
             out[i] = v
     for kw in call.keywords:
         if kw.arg is None:
+            # `Encoder(**cfg)` with the config dict this constructor was given
+            config = env.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+            if isinstance(config, ConfigArg) and config.kind == "dict" and config.complete:
+                out.update(config.fields)
+            else:
+                out[MORE_KEYWORDS] = True
             continue
         v = _value(kw.value, env)
         if v is not _NO:

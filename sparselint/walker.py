@@ -16,8 +16,8 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Const, Fact, Instance, Module, Scalar, Tensor, join
-from .models import ConfigArg, project_index
+from .facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from .names import Names, dotted
@@ -308,6 +308,16 @@ class Walker:
                 v = value(a.value)
                 if v is not UNKNOWN_LITERAL:
                     args[a.keyword.value] = v
+            elif a.star == "**":
+                # `Model(**cfg)`: a known dict passes its keys as keywords
+                mapping = inference.fact(a.value, state) if inference is not None else None
+                if isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None:
+                    for key in mapping.keys:
+                        held = attr_of(mapping.attrs, key)
+                        known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
+                        args[key] = held.value if known else UNKNOWN_ARG
+                else:
+                    args[MORE_KEYWORDS] = True
         return args
 
     def _decorated_grad_mode(self, node: cst.FunctionDef, names: Names) -> bool:

@@ -46,7 +46,11 @@ class ValuesWrite:
     code: str  # the values as written: `s.values()`, or `vals` where `vals = s.values()`
     subject: cst.BaseExpression  # the expression a loop would have to rebuild for a fresh tensor
     alias: bool = False  # written through a name bound to `s.values()`
-    evidence: tuple = ()  # how that name came to hold them
+    held: tuple = ()  # evidence for the name: the sparse tensor's, then the binding
+
+    @property
+    def evidence(self) -> tuple:
+        return self.held if self.alias else self.owner.evidence
 
     @property
     def named(self) -> str:

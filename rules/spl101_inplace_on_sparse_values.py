@@ -87,7 +87,7 @@ class InplaceOnSparseValues(Rule):
             when = "backward"
         else:
             return
-        ctx.report(self, node, message, evidence=t.evidence + w.evidence, when=when,
+        ctx.report(self, node, message, evidence=w.evidence, when=when,
                    suggestion=f"rebuild out of place from `{w.code} + delta`, or edit under `torch.no_grad()`")
 
     # `s.values()` written in place, or a name bound to it (`vals.mul_(2)`, `vals[0] *= 2`)

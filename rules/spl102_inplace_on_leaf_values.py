@@ -73,7 +73,7 @@ class InplaceOnLeafValues(Rule):
                    f"in-place write to {w.named} of a sparse leaf that requires grad raises "
                    "`RuntimeError: a view of a leaf Variable that requires grad is being used in an "
                    "in-place operation` at this line",
-                   evidence=t.evidence + w.evidence, fix=wrap_in_no_grad(ctx, self, self.fix_title),
+                   evidence=w.evidence, fix=wrap_in_no_grad(ctx, self, self.fix_title),
                    suggestion="run an intended parameter edit under `torch.no_grad()`; otherwise rebuild out of place")
 
     # `s.values()` written in place, or a name bound to it (`vals.mul_(2)`, `vals[0] *= 2`)

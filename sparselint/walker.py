@@ -160,6 +160,7 @@ class Walker:
         saved_exit, self.exited = self.exited, False
         state = State(dict(initial or {}))
         self._annotated_models(node, state)
+        inference.enter(state)
         self.silent += silent
         try:
             final = self.scope(body, state, inference, scope)

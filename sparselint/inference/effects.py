@@ -185,13 +185,7 @@ class Effects:
         if isinstance(fact, Tensor) and fact.evidence:
             where = target
             fact = fact.why(where, f"assigned to `{path}`")
-        embedding = self.sparse_weights.get(path)
-        if (embedding is not None and isinstance(fact, Tensor) and fact.grad == LEAF and fact.layout == "strided"
-                and fact.grad_layout is None):
-            # its grads come from a sparse embedding lookup later in this scope, whether an
-            # optimizer over it is built before or after that lookup
-            fact = replace(fact, grad_layout="coo", grad_coalesced=False).why(
-                embedding, f"`F.embedding(..., sparse=True)` gives `{path}` an uncoalesced sparse grad")
+        fact = self._sparse_embedding_grad(path, fact)
         if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` on a config object: the object's own record of the field
             # (what a constructor it is passed to reads) follows
@@ -211,6 +205,23 @@ class Effects:
                 vt = state.env.get(vpath) if vpath else None
                 if isinstance(vt, Tensor) and vt.layout == "strided":
                     state.env[vpath] = replace(vt, values_of_sparse=True)
+
+    def _sparse_embedding_grad(self, path: str, fact: Optional[Fact]) -> Optional[Fact]:
+        """A leaf this scope looks up with `F.embedding(..., sparse=True)` gets its grads from
+        there, whether an optimizer over it is built before or after that lookup."""
+        embedding = self.sparse_weights.get(path)
+        if (embedding is None or not isinstance(fact, Tensor) or fact.grad != LEAF or fact.layout != "strided"
+                or fact.grad_layout is not None):
+            return fact
+        return replace(fact, grad_layout="coo", grad_coalesced=False).why(
+            embedding, f"`F.embedding(..., sparse=True)` gives `{path}` an uncoalesced sparse grad")
+
+    def enter(self, state: State) -> None:
+        """The parameters a function is called with, as it looks them up (see `_sparse_embedding_grad`)."""
+        for path in self.sparse_weights:
+            held = state.env.get(path)
+            if held is not None:
+                state.env[path] = self._sparse_embedding_grad(path, held)
 
     def _dict_item_set(self, target: cst.Subscript, fact: Optional[Fact], state: State, remove: bool = False) -> None:
         """`cfg["weight_decay"] = 0.0` / `del cfg["weight_decay"]` on a config dict: its key

@@ -197,9 +197,12 @@ def _read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) ->
         if t is cst.Name or t is cst.Attribute:
             path = dotted(n)
             if path in paths:
-                if not (id(n) in allowed or gradless or t is cst.Name and type(parent) in _BINDING_PARENTS
+                if not (id(n) in allowed or gradless or type(parent) in _BINDING_PARENTS
                         or type(parent) is cst.Attribute and parent.attr.value in _GRADLESS_ATTRIBUTES):
                     out.add(path)
+                continue
+            if t is cst.Attribute:
+                stack.append((n.value, n, gradless))  # `obj.W` is not a read of `W`
                 continue
         if t is cst.Call:
             q = qualify(n.func) or ""

@@ -1,6 +1,7 @@
 """Small pieces several rules share: recognising a method call, writes, and two fix shapes."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
@@ -34,6 +35,46 @@ def write_method(ctx, node: cst.BaseExpression) -> Optional[str]:
     if usage in ("item-assign", "item-augassign"):
         return "[]="
     return None
+
+
+@dataclass(frozen=True)
+class ValuesWrite:
+    """An in-place write to the values of a sparse tensor."""
+
+    op: str  # "mul_", "[]=", "+="
+    owner: Tensor  # the sparse tensor whose values are written
+    code: str  # the values as written: `s.values()`, or `vals` where `vals = s.values()`
+    subject: cst.BaseExpression  # the expression a loop would have to rebuild for a fresh tensor
+    alias: bool = False  # written through a name bound to `s.values()`
+    held: tuple = ()  # evidence for the name: the sparse tensor's, then the binding
+
+    @property
+    def evidence(self) -> tuple:
+        return self.held if self.alias else self.owner.evidence
+
+    @property
+    def named(self) -> str:
+        return f"`{self.code}`" + (" (a view of `.values()`)" if self.alias else "")
+
+
+def values_written(ctx, node: cst.BaseExpression) -> Optional[ValuesWrite]:
+    """An expression written in place that is `s.values()`, or a name holding it
+    (`vals.mul_(2)`, `vals[0] *= 2`, `vals += 1` after `vals = s.values()`)."""
+    op = write_method(ctx, node) or ("+=" if ctx.usage(node) == "augassign" else None)
+    if op is None:
+        return None
+    mc = method_call(node)
+    if mc is not None:
+        if mc[1] != "values" or node.args:
+            return None
+        t = ctx.tensor(mc[0])
+        return ValuesWrite(op, t, f"{ctx.code(mc[0])}.values()", mc[0]) if t is not None else None
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return None
+    alias = ctx.tensor(node)
+    if alias is None or alias.values_of is None:
+        return None
+    return ValuesWrite(op, alias.values_of, ctx.code(node), node, True, alias.evidence)
 
 
 def wrap_in_no_grad(ctx, rule, title: str):

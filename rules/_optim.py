@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from sparselint.facts import Callee, Params, Tensor
-from sparselint.inference import arg, literal, params_of_tensor
+from sparselint.inference import ABSENT, arg, literal, params_of_tensor
 from sparselint.models import Flags
 
 
@@ -39,6 +39,9 @@ def groups(params: Params, default_decay) -> list[tuple[Params, object]]:
 def default_weight_decay(node: cst.Call, ctx, position: int):
     expr = arg(node, position, "weight_decay")
     if expr is None:
+        passed = ctx.unpacked(node, "weight_decay")  # `SGD(params, **cfg)`
+        if passed is not ABSENT:
+            return passed
         held = ctx.fact(node.func)  # `functools.partial(torch.optim.SGD, weight_decay=1e-4)`
         return dict(held.keywords).get("weight_decay", 0) if isinstance(held, Callee) else 0
     return ctx.value(expr)

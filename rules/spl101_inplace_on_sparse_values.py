@@ -2,7 +2,8 @@
 ## What it does
 Checks for in-place writes to `.values()` of a sparse tensor that is part of an autograd
 graph (built from values that require grad, or converted from a tensor that does), outside
-`torch.no_grad()`: `s.values()[1] += 1`, `s.values().mul_(2)`, `s.values()[:] = 0`.
+`torch.no_grad()`: `s.values()[1] += 1`, `s.values().mul_(2)`, `s.values()[:] = 0`, also
+through a name that holds them (`vals = s.values()` then `vals.mul_(2)`): it is the same storage.
 
 ## Why is this bad?
 For a COO tensor the write is accepted silently (`s.grad_fn` becomes `CopySlices`) and the
@@ -39,7 +40,7 @@ import libcst as cst
 from sparselint.facts import NONLEAF
 from sparselint.rule import Rule
 
-from ._common import describe_layout, method_call, write_method
+from ._common import describe_layout, values_written
 
 
 class InplaceOnSparseValues(Rule):
@@ -55,34 +56,39 @@ class InplaceOnSparseValues(Rule):
         "import torch\nv = torch.ones(3, requires_grad=True)\n"
         "s = torch.sparse_coo_tensor(i, v, (3, 3)).coalesce()\ntorch.sparse.sum(s).backward()\n"
         "s.values().mul_(2)\n",
+        "import torch\nw = torch.randn(3, 3, requires_grad=True)\ns = w.to_sparse()\nvals = s.values()\n"
+        "vals = vals * 2\nvals.mul_(2)\ntorch.sparse.sum(s).backward()\n",
     )
     invalid = (
         "import torch\nw = torch.randn(3, 3, requires_grad=True)\ns = w.to_sparse()\n"
         "s.values().mul_(2)  # SPL101\ntorch.sparse.sum(s).backward()\n",
+        "import torch\nw = torch.randn(3, 3, requires_grad=True)\ns = w.to_sparse()\nvals = s.values()\n"
+        "vals[0] *= 2  # SPL101\ntorch.sparse.sum(s).backward()\n",
     )
 
-    def visit_Call(self, node: cst.Call, ctx) -> None:
-        mc = method_call(node)
-        if mc is None or mc[1] != "values" or node.args or not ctx.grad_enabled:
+    def _check(self, node, ctx) -> None:
+        if not ctx.grad_enabled:
             return
-        op = write_method(ctx, node) or ("+=" if ctx.usage(node) == "augassign" else None)
-        if op is None:
+        w = values_written(ctx, node)
+        if w is None:
             return
-        t = ctx.tensor(mc[0])
-        if t is None or t.grad != NONLEAF:
+        t = w.owner
+        if t.grad != NONLEAF:
             return
-        what = ctx.code(mc[0])
         if t.is_compressed:
-            message = (f"in-place write to `{what}.values()` of a {describe_layout(t)} tensor in an autograd graph "
+            message = (f"in-place write to {w.named} of a {describe_layout(t)} tensor in an autograd graph "
                        "raises `RuntimeError: Sparse CSR tensors do not have strides` at this line")
             when = "line"
-        elif t.is_coo and t.coalesced is True and ctx.backward_follows(node, mc[0]):
-            message = (f"in-place write to `{what}.values()` of a sparse tensor in an autograd graph "
+        elif t.is_coo and t.coalesced is True and ctx.backward_follows(node, w.subject):
+            message = (f"in-place write to {w.named} of a sparse tensor in an autograd graph "
                        "makes the next backward fail (`NotImplementedError: Could not run "
                        "'aten::new_empty_strided' ... 'SparseCPU'` or `RuntimeError: unsupported operation: "
                        "more than one element of the written-to tensor refers to a single memory location`)")
             when = "backward"
         else:
             return
-        ctx.report(self, node, message, evidence=t.evidence, when=when,
-                   suggestion=f"rebuild out of place from `{what}.values() + delta`, or edit under `torch.no_grad()`")
+        ctx.report(self, node, message, evidence=w.evidence, when=when,
+                   suggestion=f"rebuild out of place from `{w.code} + delta`, or edit under `torch.no_grad()`")
+
+    # `s.values()` written in place, or a name bound to it (`vals.mul_(2)`, `vals[0] *= 2`)
+    visit_Call = visit_Name = visit_Attribute = _check

@@ -542,6 +542,8 @@ def _portable(fact, ctx, path: str):
         return fact
     resolved = tuple(e if e.path else replace(e, path=path) for e in ctx._resolve(fact.evidence))
     out = replace(fact, evidence=resolved)
+    if getattr(fact, "values_of", None) is not None:
+        out = replace(out, values_of=_portable(fact.values_of, ctx, path))
     if getattr(fact, "attrs", ()):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
     return out

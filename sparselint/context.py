@@ -102,6 +102,11 @@ class Context:
         """The Python value of a literal or of a name holding one; `inference._UNKNOWN` else."""
         return self.inference.value(node, self.state)
 
+    def unpacked(self, call: cst.Call, keyword: str):
+        """The value a `**mapping` argument of a call passes for a keyword: `inference.ABSENT`
+        when none passes it, `inference._UNKNOWN` when that cannot be known."""
+        return self.inference.unpacked(call, keyword, self.state)
+
     def tensor(self, node: cst.BaseExpression) -> Optional[Tensor]:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None

@@ -42,6 +42,9 @@ class Tensor:
     needs_sparse_grad: bool = False
     shape: Optional[tuple] = None
     literal: Optional[tuple] = None
+    # the sparse tensor whose `.values()` this is: the same storage, so an in-place write
+    # here (`vals = s.values(); vals.mul_(2)`) is a write to `s.values()`
+    values_of: Optional["Tensor"] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     @property
@@ -157,6 +160,9 @@ class Instance:
 
     cls: str
     attrs: tuple[tuple[str, "Fact"], ...] = ()
+    # every key of a dict, also those whose value is not known (`attrs` holds only known
+    # ones): None when the keys are not all known
+    keys: Optional[tuple[str, ...]] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 

@@ -56,6 +56,36 @@ SPARSE = Flags(True, False, False)
 UNKNOWN = Flags(None, None, None)
 
 
+@dataclass(frozen=True)
+class ConfigArg:
+    """A config object passed to a constructor whose fields hold literal values: a dataclass
+    or plain object (`kind` "object", read as `cfg.sparse`) or a dict ("dict", read as
+    `cfg["sparse"]` or `cfg.get("sparse", default)`). `complete`: every key of the dict is
+    known, so a missing one is absent rather than unknown."""
+
+    kind: str
+    fields: tuple[tuple[str, object], ...]
+    complete: bool = False
+
+    def read(self, node: ast.expr):
+        """The value an expression on this object reads, else `_NO`."""
+        values = dict(self.fields)
+        if self.kind == "object" and isinstance(node, ast.Attribute):
+            return values.get(node.attr, _NO)
+        if self.kind != "dict":
+            return _NO
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            return values.get(node.slice.value, _NO)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and not node.keywords and 1 <= len(node.args) <= 2 and isinstance(node.args[0], ast.Constant)):
+            key = node.args[0].value
+            if key in values:
+                return values[key]
+            if self.complete:
+                return _literal(node.args[1]) if len(node.args) == 2 else None
+        return _NO
+
+
 @dataclass
 class ModelInfo:
     """What an instance of a class is made of, resolved for one set of constructor arguments."""
@@ -706,6 +736,8 @@ def _qualify(expr: ast.expr, imports: dict[str, str], path: str) -> Optional[str
 
 def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
     env = {}
+    # `Model(**kwargs)` of unknown content may pass any parameter: none has its default
+    unknown_rest = bool(args.get(MORE_KEYWORDS))
     a = init.args
     positional = [*a.posonlyargs, *a.args]
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
@@ -713,7 +745,11 @@ def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
         env[p.arg] = _literal(d) if d is not None else _NO
     for p, d in zip(a.kwonlyargs, a.kw_defaults):
         env[p.arg] = _literal(d) if d is not None else _NO
+    if unknown_rest:
+        env = dict.fromkeys(env, _NO)
     for k, v in args.items():
+        if k == MORE_KEYWORDS:
+            continue
         if isinstance(k, int):
             names = [p.arg for p in positional][1:]  # skip self
             if k < len(names):
@@ -724,6 +760,10 @@ def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
 
 
 _NO = object()
+# an argument the caller passes with a value that is not known (a key of a `**cfg` dict)
+UNKNOWN_ARG = _NO
+# the key of constructor arguments that says a `**mapping` of unknown content was passed too
+MORE_KEYWORDS = "**"
 
 
 def _literal(node):
@@ -736,15 +776,24 @@ def _literal(node):
 _KWARG_DEFAULTS = {"sparse": False, "freeze": True}
 
 
+def _value(node: ast.expr, env: dict):
+    """A literal, a constructor parameter holding one, or a field of a config object passed
+    as a parameter (`cfg.sparse`, `cfg["sparse"]`); `_NO` when not known."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id, _NO)
+    held = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else getattr(node, "value", None)
+    if isinstance(held, ast.Name) and isinstance(env.get(held.id), ConfigArg):
+        return env[held.id].read(node)
+    return _NO
+
+
 def _kwarg(call: ast.Call, name: str, env: dict):
     for kw in call.keywords:
         if kw.arg == name:
-            if isinstance(kw.value, ast.Constant):
-                return kw.value.value
-            if isinstance(kw.value, ast.Name):
-                v = env.get(kw.value.id, _NO)
-                return None if v is _NO else v
-            return None
+            v = _value(kw.value, env)
+            return None if v is _NO else v
     return _KWARG_DEFAULTS.get(name)
 
 
@@ -772,17 +821,19 @@ def _frozen_attributes(init: Optional[ast.FunctionDef]) -> set[str]:
 def _literal_kwargs(call: ast.Call, env: dict) -> dict:
     out = {}
     for i, a in enumerate(call.args):
-        v = _literal(a)
-        if v is _NO and isinstance(a, ast.Name):
-            v = env.get(a.id, _NO)
+        v = _value(a, env)
         if v is not _NO:
             out[i] = v
     for kw in call.keywords:
         if kw.arg is None:
+            # `Encoder(**cfg)` with the config dict this constructor was given
+            config = env.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+            if isinstance(config, ConfigArg) and config.kind == "dict" and config.complete:
+                out.update(config.fields)
+            else:
+                out[MORE_KEYWORDS] = True
             continue
-        v = _literal(kw.value)
-        if v is _NO and isinstance(kw.value, ast.Name):
-            v = env.get(kw.value.id, _NO)
+        v = _value(kw.value, env)
         if v is not _NO:
             out[kw.arg] = v
     return out

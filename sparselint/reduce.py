@@ -125,6 +125,10 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
                     unit.callee_words.add(f"{f.value.id}.{f.attr}")
                 elif type(f.value) is ast.Attribute:
                     unit.callee_words.add(f"{f.value.attr}.{f.attr}")
+        elif kind is ast.AugAssign:
+            # `adj += d` reads `adj` as much as it binds it: `ast` marks the target Store only
+            if type(n.target) is ast.Name:
+                used.add(n.target.id)
         elif kind is ast.Lambda:
             # a lambda's body is never analysed: only its defaults are code that runs here
             stack.extend(n.args.defaults)

@@ -134,3 +134,85 @@ def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
             out.extend(k for k in (n.left, n.right) if type(k) is cst.Name)
         stack.extend(reversed(kids))
     return out
+
+
+# Reads of a tensor that give it no gradient: `W.grad`, `W.shape`, `W.detach()`.
+_GRADLESS_ATTRIBUTES = frozenset({"grad", "data", "shape", "dtype", "device", "requires_grad", "is_leaf", "is_sparse",
+                                  "layout", "size", "numel", "nelement", "dim", "ndim", "detach", "element_size"})
+# Calls whose arguments get no gradient from the call: building an optimizer, initialising
+# or clipping in place.
+_GRADLESS_CALLS = ("torch.optim.", "torch.nn.init.", "torch.nn.utils.clip_grad")
+_BINDING_PARENTS = frozenset({cst.AssignTarget, cst.AnnAssign})
+
+
+def sparse_embedding_weights(stmts: list, qualify: Callable) -> dict[str, cst.Call]:
+    """Tensors a scope passes as the weight of `F.embedding(..., sparse=True)` (or
+    `embedding_bag`), by path, with the first such call: their gradient is sparse whatever
+    the order of that call and an optimizer built over them. Only paths whose root the scope
+    binds at most once, so the call and the optimizer see one tensor, and that nothing else
+    reads in a way that could add a dense gradient (a tied output projection `h @ W.t()`
+    makes the accumulated gradient dense)."""
+    found: dict[str, cst.Call] = {}
+    weights: set[int] = set()
+
+    def visit(n: cst.CSTNode) -> None:
+        if type(n) is not cst.Call or qualify(n.func) not in api.FUNCTIONAL_EMBEDDINGS:
+            return
+        sparse = next((a.value for a in n.args if a.keyword is not None and a.keyword.value == "sparse"), None)
+        if not (isinstance(sparse, cst.Name) and sparse.value == "True"):
+            return
+        positional = [a.value for a in n.args if a.keyword is None and not a.star]
+        weight = positional[1] if len(positional) > 1 else next(
+            (a.value for a in n.args if a.keyword is not None and a.keyword.value == "weight"), None)
+        path = dotted(weight) if weight is not None else None
+        if path:
+            weights.add(id(weight))
+            found.setdefault(path, n)
+
+    for st in stmts:
+        try:
+            _walk(st, visit)
+        except RecursionError:
+            return {}
+    if not found:
+        return found
+    counts: dict[str, int] = {}
+    assigned_names(stmts, attributes=True, count=counts)
+    found = {p: c for p, c in found.items() if counts.get(p.split(".")[0], 0) <= 1 and counts.get(p, 0) <= 1}
+    for path in _read_with_grad(stmts, set(found), weights, qualify):
+        found.pop(path, None)
+    return found
+
+
+def _read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) -> set:
+    """Of these paths, those read anywhere in the statements (nested functions included)
+    other than at the nodes `allowed`, as an assignment target, through a gradless
+    attribute, or as an argument of a gradless call."""
+    out: set = set()
+    # (node, its parent, inside the arguments of a gradless call)
+    stack: list = [(st, None, False) for st in stmts]
+    while stack:
+        n, parent, gradless = stack.pop()
+        t = type(n)
+        if t is cst.Name or t is cst.Attribute:
+            path = dotted(n)
+            if path in paths:
+                if not (id(n) in allowed or gradless or type(parent) in _BINDING_PARENTS
+                        or type(parent) is cst.Attribute and parent.attr.value in _GRADLESS_ATTRIBUTES):
+                    out.add(path)
+                continue
+            if t is cst.Attribute:
+                stack.append((n.value, n, gradless))  # `obj.W` is not a read of `W`
+                continue
+        if t is cst.Call:
+            q = qualify(n.func) or ""
+            if q.startswith(_GRADLESS_CALLS):
+                stack.append((n.func, n, gradless))
+                stack.extend((a, n, True) for a in n.args)
+                continue
+        try:
+            kids = list(children(n))
+        except RecursionError:
+            return set(paths)
+        stack.extend((k, n, gradless) for k in kids)
+    return out

@@ -16,12 +16,12 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Fact, Instance, Module, Tensor, join
-from .models import project_index
+from .facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from .names import Names, dotted
-from .syntax import assigned_names, backward_calls_in_block, parameters_of
+from .syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
 from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -52,6 +52,7 @@ class Walker:
         self.module_inference: Optional[Inference] = None
         self._class_modules: dict[tuple, Optional[Module]] = {}
         self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
+        self._embedding_weights: dict[cst.CSTNode, dict] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -67,6 +68,7 @@ class Walker:
         body = self.module.body
         self.collect()
         inference = self._inference(self.ctx.names, {}, frozenset())
+        inference.sparse_weights = self._sparse_weights(self.module, body, inference.names)
         self.module_inference = inference
         scope = Scope(self.module, backward_calls_in_block(body))
         final = self.scope(body, State(), inference, scope)
@@ -149,6 +151,7 @@ class Walker:
         locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
+        inference.sparse_weights = self._sparse_weights(node, node.body.body if isinstance(node.body, cst.IndentedBlock) else (), names)
         decorated = self._decorated_grad_mode(node, names)
         inference.grad_enabled = grad_enabled if decorated is None else decorated
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -157,6 +160,7 @@ class Walker:
         saved_exit, self.exited = self.exited, False
         state = State(dict(initial or {}))
         self._annotated_models(node, state)
+        inference.enter(state)
         self.silent += silent
         try:
             final = self.scope(body, state, inference, scope)
@@ -177,6 +181,16 @@ class Walker:
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
             locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)})
             found = self._scopes[node] = (locals_, backward_calls_in_block(body))
+        return found
+
+    def _sparse_weights(self, node, body, names: Names) -> dict:
+        """The tensors a scope gives sparse grads through `F.embedding(..., sparse=True)`,
+        computed once per scope (and only in a file that mentions an embedding)."""
+        if "embedding" not in self.ctx.source:
+            return {}
+        found = self._embedding_weights.get(node)
+        if found is None:
+            found = self._embedding_weights[node] = sparse_embedding_weights(list(body), names.qualify)
         return found
 
     def method(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[cst.FunctionDef]:
@@ -276,7 +290,14 @@ class Walker:
     @staticmethod
     def _literal_args(call: cst.Call, inference, state) -> dict:
         def value(expr):
-            return inference.value(expr, state) if inference is not None else literal(expr)
+            if inference is None:
+                return literal(expr)
+            v = inference.value(expr, state)
+            if v is UNKNOWN_LITERAL:
+                # a config object: `__init__` reads `sparse=cfg.sparse` from what was passed
+                config = _config_arg(inference.fact(expr, state))
+                return config if config is not None else v
+            return v
 
         args = {}
         for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
@@ -288,6 +309,16 @@ class Walker:
                 v = value(a.value)
                 if v is not UNKNOWN_LITERAL:
                     args[a.keyword.value] = v
+            elif a.star == "**":
+                # `Model(**cfg)`: a known dict passes its keys as keywords
+                mapping = inference.fact(a.value, state) if inference is not None else None
+                if isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None:
+                    for key in mapping.keys:
+                        held = attr_of(mapping.attrs, key)
+                        known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
+                        args[key] = held.value if known else UNKNOWN_ARG
+                else:
+                    args[MORE_KEYWORDS] = True
         return args
 
     def _decorated_grad_mode(self, node: cst.FunctionDef, names: Names) -> bool:
@@ -505,6 +536,21 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _config_arg(fact) -> Optional[ConfigArg]:
+    """A dict, dataclass or plain object whose known fields hold literals, as a constructor
+    argument the project index can read fields of."""
+    if not isinstance(fact, Instance) or not fact.attrs:
+        return None
+    fields = tuple((k, v.value) for k, v in fact.attrs
+                   if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))
+    if not fields:
+        return None
+    if fact.cls == "dict":
+        complete = fact.keys is not None and len(fields) == len(fact.keys)
+        return ConfigArg("dict", fields, complete)
+    return ConfigArg("object", fields)
 
 
 def _runs_through(loop) -> bool:

@@ -87,6 +87,14 @@ def test_token_forms():
     assert t.matches_word("optim", callee=False)
 
 
+def test_an_augmented_assignment_reads_its_target():
+    """`adj += d` reads `adj`: with a literal size nothing else ties it to the constructor,
+    and an earlier reduction blanked it, and lost the SPL501 finding."""
+    src = "import torch\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\nadj += torch.eye(3)\n"
+    assert kept(src) == ["import torch", "adj = torch.sparse_coo_tensor(i, v, (3, 3))", "adj += torch.eye(3)"]
+    assert actual_findings(src) == {(3, "SPL501"): 1}
+
+
 HELPER_CALLED_WITH_SPARSE = '''\
 import torch
 

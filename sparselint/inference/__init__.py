@@ -16,7 +16,7 @@ from .containers import params_of_tensor
 from .effects import _calls_in
 from .expressions import Inference
 from .state import State, join_states
-from .values import _UNKNOWN, arg, is_number, literal
+from .values import _UNKNOWN, ABSENT, arg, is_number, literal
 
-__all__ = ["Inference", "State", "join_states", "arg", "is_number", "literal", "params_of_tensor", "_UNKNOWN",
+__all__ = ["Inference", "State", "join_states", "arg", "is_number", "literal", "params_of_tensor", "_UNKNOWN", "ABSENT",
            "_calls_in"]

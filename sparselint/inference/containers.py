@@ -8,10 +8,11 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import LEAF, NOGRAD, Const, Fact, Instance, Literal, Module, Params, Tensor, grad_layout_of, union_flags, union_params
+from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Literal, Module, Params, Scalar, Tensor, attr_of, grad_layout_of,
+                     union_flags, union_params)
 from ..models import DENSE, SPARSE, Flags
 from ..names import dotted
-from .values import literal
+from .values import _UNKNOWN, ABSENT, literal
 from .state import State
 
 
@@ -30,17 +31,46 @@ class ContainerFacts:
 
     def _dict(self, node: cst.Dict, state: State) -> Optional[Instance]:
         """A config dict with literal keys: `cfg["sparse"]` reads the value's fact."""
-        attrs = []
+        attrs, keys = [], []
         for el in node.elements:
             if not isinstance(el, cst.DictElement):
                 return None
             key = literal(el.key)
             if not isinstance(key, str):
                 return None
+            keys.append(key)
             fact = self.fact(el.value, state)
             if fact is not None:
                 attrs.append((key, fact))
-        return Instance(cls="dict", attrs=tuple(attrs))
+        return Instance(cls="dict", attrs=tuple(attrs), keys=tuple(keys))
+
+    def _dict_call(self, node: cst.Call, state: State) -> Optional[Instance]:
+        """`dict(lr=0.1, weight_decay=1e-4)`: a config dict with keyword keys."""
+        if any(a.keyword is None or a.star for a in node.args):
+            return None
+        attrs = []
+        for a in node.args:
+            fact = self.fact(a.value, state)
+            if fact is not None:
+                attrs.append((a.keyword.value, fact))
+        return Instance(cls="dict", attrs=tuple(attrs), keys=tuple(a.keyword.value for a in node.args))
+
+    def unpacked(self, call: cst.Call, keyword: str, state: State):
+        """The Python value a `**mapping` argument passes for a keyword (`SGD(params, **cfg)`
+        with `cfg = {"weight_decay": 1e-4}`): ABSENT when no mapping passes it, _UNKNOWN when
+        a mapping that may hold it, or its value, is not known."""
+        out = ABSENT
+        for a in call.args:
+            if a.star != "**":
+                continue
+            mapping = self.fact(a.value, state)
+            if not isinstance(mapping, Instance) or mapping.cls != "dict" or mapping.keys is None:
+                return _UNKNOWN
+            if keyword in mapping.keys:
+                held = attr_of(mapping.attrs, keyword)
+                out = held.value if isinstance(held, (Const, Scalar)) and (
+                    held.value is not None or isinstance(held, Const)) else _UNKNOWN
+        return out
 
     def _collection(self, node, state: State) -> Optional[Fact]:
         """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, or param-group dicts."""

@@ -10,12 +10,15 @@ import libcst as cst
 
 from .. import torchapi as api
 from ..diagnostics import Evidence
-from ..facts import LEAF, NOGRAD, Const, Fact, Module, Optimizer, Params, Scalar, Tensor, element_of, union_flags
+from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Module, Optimizer, Params, Scalar, Tensor, element_of,
+                     union_flags)
 from ..models import NONE as NO_GRADS
 from ..names import dotted
 from ..tree import children
 
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
+# Methods that change what a dict holds.
+_DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _CONSTANTS, _UNKNOWN, arg, literal
 from .state import State
 
@@ -40,6 +43,8 @@ class Effects:
                 self._bind(target.target, value_fact, out, value)
         elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
             self._bind(stmt.target, value_fact, out, stmt.value)
+        elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript):
+            self._dict_item_set(stmt.target, None, out)  # `cfg["lr"] *= 2`: the value is not followed
         elif isinstance(stmt, cst.AugAssign):
             target, path = self.tensor(stmt.target, state), dotted(stmt.target)
             after = self._probed(stmt, state, target)
@@ -49,6 +54,9 @@ class Effects:
                 self._inplace_update(stmt.target, isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign)), stmt, out)
         elif isinstance(stmt, cst.Del):
             for el in _del_targets(stmt.target):
+                if isinstance(el, cst.Subscript):
+                    self._dict_item_set(el, None, out, remove=True)
+                    continue
                 p = dotted(el)
                 if p:
                     out.bind(p, None)
@@ -153,6 +161,9 @@ class Effects:
             for p in _target_paths(target):
                 state.bind(p, None)
             return
+        if isinstance(target, cst.Subscript):
+            self._dict_item_set(target, fact, state)
+            return
         path = dotted(target)
         if path is None:
             return
@@ -174,6 +185,16 @@ class Effects:
         if isinstance(fact, Tensor) and fact.evidence:
             where = target
             fact = fact.why(where, f"assigned to `{path}`")
+        fact = self._sparse_embedding_grad(path, fact)
+        if isinstance(target, cst.Attribute):
+            # `cfg.sparse = False` on a config object: the object's own record of the field
+            # (what a constructor it is passed to reads) follows
+            owner = dotted(target.value)
+            held = state.env.get(owner) if owner else None
+            name = target.attr.value
+            if isinstance(held, Instance) and any(k == name for k, _ in held.attrs):
+                attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
+                state.env[owner] = replace(held, attrs=attrs)
         state.bind(path, fact)
         # A tensor passed as the values of a sparse constructor is remembered as such.
         if isinstance(value, cst.Call):
@@ -184,6 +205,42 @@ class Effects:
                 vt = state.env.get(vpath) if vpath else None
                 if isinstance(vt, Tensor) and vt.layout == "strided":
                     state.env[vpath] = replace(vt, values_of_sparse=True)
+
+    def _sparse_embedding_grad(self, path: str, fact: Optional[Fact]) -> Optional[Fact]:
+        """A leaf this scope looks up with `F.embedding(..., sparse=True)` gets its grads from
+        there, whether an optimizer over it is built before or after that lookup."""
+        embedding = self.sparse_weights.get(path)
+        if (embedding is None or not isinstance(fact, Tensor) or fact.grad != LEAF or fact.layout != "strided"
+                or fact.grad_layout is not None):
+            return fact
+        return replace(fact, grad_layout="coo", grad_coalesced=False).why(
+            embedding, f"`F.embedding(..., sparse=True)` gives `{path}` an uncoalesced sparse grad")
+
+    def enter(self, state: State) -> None:
+        """The parameters a function is called with, as it looks them up (see `_sparse_embedding_grad`)."""
+        for path in self.sparse_weights:
+            held = state.env.get(path)
+            if held is not None:
+                state.env[path] = self._sparse_embedding_grad(path, held)
+
+    def _dict_item_set(self, target: cst.Subscript, fact: Optional[Fact], state: State, remove: bool = False) -> None:
+        """`cfg["weight_decay"] = 0.0` / `del cfg["weight_decay"]` on a config dict: its key
+        holds the new value (or is gone); a key that cannot be read makes the dict unknown."""
+        path = dotted(target.value)
+        held = state.env.get(path) if path else None
+        if not isinstance(held, Instance) or held.cls != "dict":
+            return
+        key = literal(getattr(target.slice[0].slice, "value", None)) if len(target.slice) == 1 else _UNKNOWN
+        if not isinstance(key, str):
+            state.bind(path, None)
+            return
+        attrs = tuple((k, v) for k, v in held.attrs if k != key)
+        if fact is not None and not remove:
+            attrs += ((key, fact),)
+        keys = None
+        if held.keys is not None:
+            keys = tuple(k for k in held.keys if k != key) + (() if remove else (key,))
+        state.env[path] = replace(held, attrs=attrs, keys=keys)
 
     def _inplace_update(self, target, adds_entries: bool, node, state: State) -> None:
         path = dotted(target)
@@ -244,6 +301,8 @@ class Effects:
                 self._sparse_operand_effect("to_dense", func.value, None, state, where)
             elif method == "sum" and not call.args:
                 self._sparse_operand_effect("sum", func.value, None, state, where)
+        elif isinstance(recv, Instance) and recv.cls == "dict" and method in _DICT_UPDATES:
+            state.bind(recv_path, None)  # `cfg.update(...)`, `cfg.pop("weight_decay")`: not followed
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             for p in recv.params.paths:
                 t = state.env.get(p) or self.lookup(p, state)

@@ -40,6 +40,8 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         # names of the functions and classes the file defines at module level
         self.project_names = project_names
         self.grad_enabled = True
+        # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
+        self.sparse_weights: dict[str, cst.Call] = {}
 
     def lookup(self, path: str, state: State) -> Optional[Fact]:
         fact = state.env.get(path)
@@ -177,7 +179,7 @@ class Inference(ContainerFacts, TorchCalls, Effects):
                     return Tensor(grad=NOGRAD, is_grad=True, origin="grad", evidence=base.evidence)
                 return None
             if attr == "data":
-                return replace(base, grad=NOGRAD, parameter=False, origin="data")
+                return replace(base, grad=NOGRAD, parameter=False, origin="data", values_of=None)
             if attr == "T" and base.literal is not None:
                 value = shapes.transpose(base.literal)
                 return _literal_tensor(value, base) if value is not None else None
@@ -256,6 +258,8 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
                 inner = self.fact(node.args[0].value, state)
                 return inner if isinstance(inner, Params) else None
+            if func.value == "dict" and func.value not in self.project_names and self.lookup("dict", state) is None:
+                return self._dict_call(node, state)
             if func.value == "filter" and len(node.args) == 2:
                 inner = self.fact(node.args[1].value, state)
                 if isinstance(inner, Params):

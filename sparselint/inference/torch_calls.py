@@ -221,9 +221,14 @@ class TorchCalls:
                 return r
             return replace(r, grad=LEAF).why(where, "made a leaf that requires grad by `.requires_grad_()`")
         if method in api.DETACHING:
-            return replace(r, grad=NOGRAD, parameter=False, grad_layout=None, grad_coalesced=None, origin="detach")
+            # a write through the detached tensor is not one autograd sees
+            return replace(r, grad=NOGRAD, parameter=False, grad_layout=None, grad_coalesced=None, origin="detach",
+                           values_of=None)
         if method in api.VALUE_ACCESSORS:
-            return self._derived(r, "strided", None, [r], origin="values")
+            t = self._derived(r, "strided", None, [r], origin="values")
+            if method == "values" and r.is_sparse and not node.args:
+                t = replace(t, values_of=r)
+            return t
         if method in api.PRIVATE_ACCESSORS:
             return Tensor(layout="strided", grad=NOGRAD, origin="private-values")
         if method in api.LAYOUT_PRESERVING:

@@ -36,6 +36,8 @@ def literal(node: Optional[cst.BaseExpression]):
 
 
 _UNKNOWN = object()
+# an argument that no argument of a call passes (neither written out nor in a `**mapping`)
+ABSENT = object()
 _CONSTANTS = {"True": Const(value=True), "False": Const(value=False), "None": Const(value=None)}
 # Methods whose result layout the operation alone decides: (layout, coalesced or None).
 _FIXED_RESULT = {"coalesce": ("coo", True), "to_sparse": ("coo", None), "to_sparse_coo": ("coo", None),

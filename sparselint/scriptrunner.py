@@ -163,6 +163,9 @@ def _wait(pid: int, timeout: float) -> int | None:
 def serve() -> None:
     """Import torch once, then run one script per request line in a forked child."""
     import torch  # noqa: F401  (the point of the server: children inherit it imported)
+    # Building any optimizer imports torch._dynamo (800 modules, about 3.5 s of CPU): done
+    # here once, a training program's child costs what a tensor program's does.
+    import torch._dynamo  # noqa: F401
     reply = sys.stdout
     print("ready", file=reply, flush=True)
     for line in sys.stdin:

@@ -18,6 +18,8 @@ PROGRAMS = {
     "reads_stdin.py": "import sys\nprint(repr(sys.stdin.read()))\n",
     "chained.py": "try:\n    {}['k']\nexcept KeyError as e:\n    raise ValueError('outer') from e\n",
     "cwd.py": "import os\nprint(os.path.basename(os.getcwd()))\n",
+    "adam_sparse.py": "import sys, torch\ne = torch.nn.Embedding(3, 2, sparse=True)\nopt = torch.optim.Adam(e.parameters())\n"
+                      "e(torch.tensor([1])).sum().backward()\nprint('torch._dynamo' in sys.modules)\nopt.step()\n",
 }
 
 

@@ -34,16 +34,17 @@ def _fresh_interpreter(path: str, env: dict, timeout: float) -> Completed:
 
 
 class _Server:
-    """The client side: one server per process that runs scripts, restarted if it dies."""
+    """The client side: one server per process that runs scripts, restarted if it dies. Each
+    request carries its environment (pytest alone changes PYTEST_CURRENT_TEST per test), which
+    the child takes before the script runs."""
 
-    def __init__(self, env: dict):
-        self.env = env
+    def __init__(self):
         self.proc: subprocess.Popen | None = None
         self.lock = threading.Lock()
 
-    def _start(self) -> None:
+    def _start(self, env: dict) -> None:
         self.proc = subprocess.Popen([sys.executable, "-c", "from sparselint.scriptrunner import serve; serve()"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=self.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                                      bufsize=1)
         ready = self.proc.stdout.readline()
         if ready.strip() != "ready":
@@ -51,12 +52,12 @@ class _Server:
             self.proc = None
             raise RuntimeError(f"script server did not start: {ready!r}")
 
-    def run(self, path: str, timeout: float) -> Completed:
+    def run(self, path: str, env: dict, timeout: float) -> Completed:
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
-                self._start()
+                self._start(env)
             with tempfile.TemporaryDirectory() as out:
-                request = {"path": path, "timeout": timeout, "out": out}
+                request = {"path": path, "timeout": timeout, "out": out, "env": env}
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
                 reply = self.proc.stdout.readline()
@@ -73,6 +74,7 @@ class _Server:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=10)
+        self.proc = None
 
 
 def _read(path: str) -> str:
@@ -80,7 +82,7 @@ def _read(path: str) -> str:
         return fh.read()
 
 
-_servers: dict[tuple, _Server] = {}
+_server = _Server()
 
 
 def run_python(path: str, env: dict, timeout: float = 240) -> Completed:
@@ -88,27 +90,23 @@ def run_python(path: str, env: dict, timeout: float = 240) -> Completed:
     path = os.path.abspath(path)
     if env.get("SPARSELINT_FORK_RUNNER") == "0" or not hasattr(os, "fork"):
         return _fresh_interpreter(path, env, timeout)
-    key = tuple(sorted(env.items()))
-    server = _servers.get(key)
-    if server is None:
-        server = _servers[key] = _Server(env)
-    return server.run(path, timeout)
+    return _server.run(path, env, timeout)
 
 
 def close_all() -> None:
-    for server in _servers.values():
-        server.close()
-    _servers.clear()
+    _server.close()
 
 
 # --- the server side -------------------------------------------------------------------
 
-def _child(path: str, out: str) -> None:
+def _child(path: str, out: str, env: dict) -> None:
     """In the forked child: become `python path` and never return."""
     import runpy
     import traceback
     code = 0
     try:
+        os.environ.clear()
+        os.environ.update(env)
         for fd, name in ((1, "stdout"), (2, "stderr")):
             target = os.open(os.path.join(out, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(target, fd)
@@ -172,7 +170,7 @@ def serve() -> None:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _child(os.path.abspath(request["path"]), request["out"])
+            _child(os.path.abspath(request["path"]), request["out"], request["env"])
         code = _wait(pid, request["timeout"])
         status = {"timeout": True} if code is None else {"returncode": code}
         print(json.dumps(status), file=reply, flush=True)

@@ -63,3 +63,16 @@ def test_a_run_past_its_timeout_is_killed_and_the_server_goes_on(tmp_path):
     ok = tmp_path / "ok.py"
     ok.write_text("print('fine')\n")
     assert run(ok, True).stdout == "fine\n"
+
+
+def test_one_server_serves_every_environment(tmp_path):
+    """pytest changes PYTEST_CURRENT_TEST for every test: a server per environment would
+    import torch once per test and keep each one alive."""
+    show = tmp_path / "show.py"
+    show.write_text("import os\nprint(os.environ['MATRIX_CELL'])\n")
+    outputs, servers = [], set()
+    for cell in ("a", "b"):
+        env = dict(os.environ, MATRIX_CELL=cell, SPARSELINT_FORK_RUNNER="1")
+        outputs.append(scriptrunner.run_python(str(show), env).stdout)
+        servers.add(scriptrunner._server.proc.pid)
+    assert outputs == ["a\n", "b\n"] and len(servers) == 1

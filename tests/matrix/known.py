@@ -27,7 +27,7 @@ CAUSES = {
     "comprehensions": "comprehension and generator-expression targets do not bind the iterated elements",
     "generators": "iterating a generator (or `next` of it) does not give what it yields",
     "conditionals": "conditional expressions, `or`, and comparisons over known values "
-                    "(`mode == \"train\"`, `name.lower() == \"adam\"`) are not evaluated",
+                    "(`mode == \"train\"`, `name.lower() == \"adam\"`, `hasattr(h, \"value\")`) are not evaluated",
     "await": "`await` of a coroutine does not give its return value",
     "class-attributes": "an attribute assigned in a class body is not read through the class",
     "property": "reading an `@property` does not give its getter's return value",
@@ -52,6 +52,8 @@ CAUSES = {
     "shape-into-callee": "a literal tensor shape does not flow into a callee's parameters (the SPL601 "
                          "indices), while uncoalesced/leaf/sparse facts do",
     "shape-across-modules": "a literal tensor shape does not flow out of a function in another module",
+    "autograd-function": "`ctx.save_for_backward` / `ctx.saved_tensors` do not carry facts into a custom "
+                         "`autograd.Function`'s backward",
     "model-through-two-calls": "a sparse-gradient model passed through two calls across modules loses its "
                                "fact (a tensor's facts survive the same chain)",
 }
@@ -111,6 +113,7 @@ MISSED = (
     ("boolean_or", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
     ("flag_lower_compare", "SPL301 SPL401", "conditionals"),
     ("optimizer_by_name", "SPL401", "conditionals"),
+    ("hasattr_guard", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
     ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
     ("class_attribute", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "class-attributes"),
     ("property_getter", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "property"),
@@ -154,6 +157,7 @@ MISSED = (
     ("helper_chain_modules", "SPL601", "shape-across-modules"),
     ("package_relative_sink", "SPL301 SPL401", "model-through-two-calls"),
     ("helper_chain_modules", "SPL301 SPL401", "model-through-two-calls"),
+    ("autograd_function_saved", "SPL001 SPL501 SPL601", "autograd-function"),
 )
 
 # (shape, hazard, what the engine reports on the safe twin): none today.

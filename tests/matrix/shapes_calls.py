@@ -117,3 +117,8 @@ def registry_decorator(v):
 @shape("function passed as an argument", "4")
 def higher_order(v):
     return one(f"def make():\n    return {v.src}\n\n\ndef call(fn):\n    return fn()\n\n\nx = call(make)\n{v.sink('x')}\n")
+
+
+@shape("factory decorated with `@torch.no_grad()`", "4", codes={"SPL001", "SPL501", "SPL601", "SPL301", "SPL401"})
+def no_grad_decorator(v):
+    return one(f"@torch.no_grad()\ndef make():\n    return {v.src}\n\n\nx = make()\n{v.sink('x')}\n")

@@ -104,3 +104,19 @@ def namespace_attribute(v):
 def attribute_chain(v):
     return one(f"class Inner:\n    def __init__(self):\n        self.value = {v.src}\n\n\nclass Outer:\n"
                f"    def __init__(self):\n        self.inner = Inner()\n\n\no = Outer()\n{v.sink('o.inner.value')}\n")
+
+
+@shape("`hasattr` guard with a literal name", "3")
+def hasattr_guard(v):
+    return one(f"class Holder:\n    def __init__(self):\n        self.value = {v.src}\n\n\nh = Holder()\n"
+               f"x = h.value if hasattr(h, 'value') else None\n{v.sink('x')}\n")
+
+
+@shape("custom `autograd.Function`: `ctx.save_for_backward` / `ctx.saved_tensors` (sink in backward)", "3",
+       codes={"SPL001", "SPL501", "SPL601"})
+def autograd_function_saved(v):
+    return one(f"class Carry(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, saved):\n"
+               f"        ctx.save_for_backward(saved)\n        return x * 2\n\n    @staticmethod\n"
+               f"    def backward(ctx, grad):\n        x = ctx.saved_tensors[0]\n{v.sink('x', 8)}\n"
+               f"        return grad * 2, None\n\n\n"
+               f"Carry.apply(torch.ones(2, requires_grad=True), {v.src}).sum().backward()\n")

@@ -81,6 +81,11 @@ class Variant:
         return self.hazard.safe_source if self.safe else self.hazard.source
 
     @property
+    def other(self) -> str:
+        """The other side's value: a twin holding the bad value where it never runs tests precision."""
+        return self.hazard.source if self.safe else self.hazard.safe_source
+
+    @property
     def flag(self) -> str:
         return self.hazard.safe_flag if self.safe else self.hazard.flag
 

@@ -114,6 +114,7 @@ MISSED = (
     ("flag_lower_compare", "SPL301 SPL401", "conditionals"),
     ("optimizer_by_name", "SPL401", "conditionals"),
     ("hasattr_guard", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
+    ("conditional_other_branch", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
     ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
     ("class_attribute", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "class-attributes"),
     ("property_getter", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "property"),

@@ -104,3 +104,18 @@ def await_coroutine(v):
 @shape("lambda returning the value", "1")
 def lambda_return(v):
     return one(f"make = lambda: {v.src}\nx = make()\n{v.sink('x')}\n")
+
+
+@shape("conditional expression whose other branch (never taken) holds the other side's value", "1")
+def conditional_other_branch(v):
+    return one(f"mode = 'train'\nx = {v.src} if mode == 'train' else {v.other}\n{v.sink('x')}\n")
+
+
+@shape("if statement on a known flag, the untaken branch holding the other side's value", "1")
+def if_other_branch(v):
+    return one(f"use_cache = False\nif use_cache:\n    x = {v.other}\nelse:\n    x = {v.src}\n{v.sink('x')}\n")
+
+
+@shape("rebinding: the other side's value first, then the value", "2")
+def rebinding(v):
+    return one(f"x = {v.other}\nx = {v.src}\n{v.sink('x')}\n")

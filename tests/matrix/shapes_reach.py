@@ -3,7 +3,7 @@ when the program runs. They stay in the matrix so that the page says so, and a f
 them would be a guess (a test fails if the engine ever reports one)."""
 from .shape import ENTRY, shape
 
-FROM_FILE = "out of reach: the choice is read from a file at run time"
+FROM_FILE = "the choice is read from a file at run time"
 
 
 @shape("value chosen by a name read from a file", "1", out_of_reach=FROM_FILE)

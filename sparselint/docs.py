@@ -134,6 +134,22 @@ def hazard_page(fixtures: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def coverage_page(root: str) -> str | None:
+    """docs/coverage.md, rendered by the conformance matrix in the checkout's tests/matrix/
+    (None outside a checkout: the matrix is a test asset, not part of the package)."""
+    import importlib
+    import os
+    tests = os.path.join(root, "tests")
+    if not os.path.isdir(os.path.join(tests, "matrix")):
+        return None
+    sys.path.insert(0, tests)
+    try:
+        render = importlib.import_module("matrix.render")
+        return render.page(render.results())
+    finally:
+        sys.path.remove(tests)
+
+
 def update_readme(text: str) -> str:
     block = f"{START}\n{rule_table()}\n{END}"
     return re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
@@ -160,6 +176,10 @@ def main(argv=None) -> int:
             fh.write(content)
     with open(os.path.join(root, "docs", "hazards.md"), "w", encoding="utf-8") as fh:
         fh.write(hazard_page(os.path.join(root, "fixtures")))
+    coverage = coverage_page(root)
+    if coverage is not None:
+        with open(os.path.join(root, "docs", "coverage.md"), "w", encoding="utf-8") as fh:
+            fh.write(coverage)
     return 0
 
 

@@ -1,0 +1,174 @@
+"""What the engine finds of the matrix today, recorded so that the matrix stays honest: a cell
+listed here that the engine starts to report must leave the table, a cell not listed that it
+stops reporting is a regression. Update it with the engine, never to make a test pass.
+
+Each miss names its cause: the language form the engine does not follow yet (the first one
+the value meets on its way from source to sink).
+"""
+
+CAUSES = {
+    "unpacking": "tuple, list and starred targets do not bind their elements (`a, b = X(), Y()`, "
+                 "`*rest, x = ...`, a returned tuple or a NamedTuple unpacked)",
+    "for-target": "a `for` target does not bind the elements of the iterated list, `enumerate` or `.items()`",
+    "containers": "list and tuple elements are not followed through subscripts, negative indexes, slices, "
+                  "`.append`, `+=`, starred displays; dict values through `.get` or item stores "
+                  "(a dict display read by a literal key is)",
+    "f-string": "an f-string key over a known name is not evaluated",
+    "walrus": "a `:=` target is not bound",
+    "with-as": "`with contextlib.nullcontext(x) as y` does not bind `y` to `x`",
+    "global-nonlocal": "a `global`/`nonlocal` name written by a called function is not followed",
+    "except-as": "an exception's arguments are not followed to `except ... as e: e.args[0]`",
+    "defaults": "a parameter's default value is not bound when the call omits the argument",
+    "star-args": "`*args`/`**kwargs` are not bound by Python's rules (at the call site or in the signature)",
+    "closures": "a nested function does not see the facts of its enclosing function's names",
+    "lambda": "calling a lambda does not give its body's value",
+    "partial": "`functools.partial` objects are not followed to the function they bind",
+    "indirect-calls": "a function reached through a dict, a list, a registry or an argument is not called",
+    "comprehensions": "comprehension and generator-expression targets do not bind the iterated elements",
+    "generators": "iterating a generator (or `next` of it) does not give what it yields",
+    "conditionals": "conditional expressions, `or`, and comparisons over known values "
+                    "(`mode == \"train\"`, `name.lower() == \"adam\"`, `hasattr(h, \"value\")`) are not evaluated",
+    "await": "`await` of a coroutine does not give its return value",
+    "class-attributes": "an attribute assigned in a class body is not read through the class",
+    "property": "reading an `@property` does not give its getter's return value",
+    "method-results": "a method's return value is not followed (a function's is), whether called on an "
+                      "instance, bound and stored, as a class/static method, through `super()`, or inherited "
+                      "from a base class or mixin",
+    "inheritance": "attributes set and methods defined by a base class in another module are not "
+                   "resolved through the subclass",
+    "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
+                          "default) is not bound when the constructor omits it",
+    "namedtuple": "a NamedTuple's fields are not bound by its constructor",
+    "getattr-setattr": "`getattr`/`setattr` with literal names are not resolved (`getattr(h, \"value\")`, "
+                       "`getattr(nn, \"Embedding\")`, `getattr(torch.optim, \"Adam\")`)",
+    "namespace": "`types.SimpleNamespace(...)` attributes are not bound",
+    "attribute-chain": "an attribute chain through two plain (non-module) objects is not followed",
+    "module-globals": "a module-level value imported from another module (`from config import VALUE`) "
+                      "does not carry its facts",
+    "embedding-subclass": "an `nn.Embedding` subclass passing `sparse=True` to `super().__init__` does not "
+                          "make a sparse-gradient module",
+    "module-containers": "indexing an `nn.ModuleList`/`nn.ModuleDict` does not give the module stored in it",
+    "param-groups": "`optimizer.param_groups[0][\"params\"]` does not give the parameters the optimizer holds",
+    "shape-into-callee": "a literal tensor shape does not flow into a callee's parameters (the SPL601 "
+                         "indices), while uncoalesced/leaf/sparse facts do",
+    "shape-across-modules": "a literal tensor shape does not flow out of a function in another module",
+    "autograd-function": "`ctx.save_for_backward` / `ctx.saved_tensors` do not carry facts into a custom "
+                         "`autograd.Function`'s backward",
+    "model-through-two-calls": "a sparse-gradient model passed through two calls across modules loses its "
+                               "fact (a tensor's facts survive the same chain)",
+}
+
+# (shape, the hazards it is missed for, cause)
+MISSED = (
+    ("tuple_pair", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("tuple_second", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("nested_tuple", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("list_target", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("starred_target", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("starred_rest", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("return_tuple", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("namedtuple_unpack", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
+    ("for_target", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "for-target"),
+    ("for_enumerate", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "for-target"),
+    ("for_items", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "for-target"),
+    ("augmented_list", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("list_index", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("list_negative_index", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("tuple_slice", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("dict_get", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("list_append", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("dict_store", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("starred_display", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
+    ("fstring_key", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "f-string"),
+    ("walrus", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "walrus"),
+    ("with_nullcontext", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "with-as"),
+    ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
+    ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
+    ("except_as", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "except-as"),
+    ("default_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "defaults"),
+    ("flag_default", "SPL301 SPL401", "defaults"),
+    ("star_args_call", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "star-args"),
+    ("star_kwargs_call", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "star-args"),
+    ("star_args_signature", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "star-args"),
+    ("star_kwargs_signature", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "star-args"),
+    ("flag_kwargs", "SPL301 SPL401", "star-args"),
+    ("closure", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "closures"),
+    ("closure_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "closures"),
+    ("lambda_return", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "lambda"),
+    ("partial_binds_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "partial"),
+    ("partial_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "partial"),
+    ("function_in_dict", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
+    ("function_in_list", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
+    ("registry_decorator", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
+    ("higher_order", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
+    ("registry_modules", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
+    ("model_registry_module", "SPL301 SPL401", "indirect-calls"),
+    ("list_comprehension", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "comprehensions"),
+    ("dict_comprehension", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "comprehensions"),
+    ("generator_expression", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "comprehensions"),
+    ("generator_yield", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
+    ("generator_next", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
+    ("conditional", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
+    ("conditional_lower", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
+    ("boolean_or", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
+    ("flag_lower_compare", "SPL301 SPL401", "conditionals"),
+    ("optimizer_by_name", "SPL401", "conditionals"),
+    ("hasattr_guard", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
+    ("conditional_other_branch", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
+    ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
+    ("class_attribute", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "class-attributes"),
+    ("property_getter", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "property"),
+    ("method_return", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("bound_method", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("classmethod_return", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("staticmethod_return", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("inherited_method", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("super_method", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("mixin_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
+    ("base_class_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "inheritance"),
+    ("base_sink_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "inheritance"),
+    ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
+    ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
+    ("config_model_modules", "SPL301 SPL401", "dataclass-defaults"),
+    ("namedtuple_field", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "namedtuple"),
+    ("setattr_getattr", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "getattr-setattr"),
+    ("getattr_constructor", "SPL301 SPL401", "getattr-setattr"),
+    ("optimizer_getattr", "SPL401", "getattr-setattr"),
+    ("namespace_attribute", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "namespace"),
+    ("flag_namespace", "SPL301 SPL401", "namespace"),
+    ("attribute_chain", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "attribute-chain"),
+    ("config_module_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
+    ("config_module_dict", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
+    ("embedding_subclass", "SPL301 SPL401", "embedding-subclass"),
+    ("embedding_subclass_module", "SPL301 SPL401", "embedding-subclass"),
+    ("modulelist_index", "SPL301 SPL401", "module-containers"),
+    ("moduledict_item", "SPL301 SPL401", "module-containers"),
+    ("clip_param_groups", "SPL301", "param-groups"),
+    ("function_param", "SPL601", "shape-into-callee"),
+    ("keyword_arg", "SPL601", "shape-into-callee"),
+    ("keyword_only", "SPL601", "shape-into-callee"),
+    ("decorator_on_sink", "SPL601", "shape-into-callee"),
+    ("instance_attribute", "SPL601", "shape-into-callee"),
+    ("method_sink", "SPL601", "shape-into-callee"),
+    ("helper_module_source", "SPL601", "shape-across-modules"),
+    ("import_as", "SPL601", "shape-across-modules"),
+    ("from_import_as", "SPL601", "shape-across-modules"),
+    ("package_reexport", "SPL601", "shape-across-modules"),
+    ("package_relative_sink", "SPL601", "shape-across-modules"),
+    ("helper_chain_modules", "SPL601", "shape-across-modules"),
+    ("package_relative_sink", "SPL301 SPL401", "model-through-two-calls"),
+    ("helper_chain_modules", "SPL301 SPL401", "model-through-two-calls"),
+    ("autograd_function_saved", "SPL001 SPL501 SPL601", "autograd-function"),
+)
+
+# (shape, hazard, what the engine reports on the safe twin): none today.
+FALSE_ALARMS = ()
+
+
+def missed() -> dict:
+    """Cell id -> cause."""
+    out = {}
+    for shape, codes, cause in MISSED:
+        for code in codes.split():
+            out[f"{code}-{shape}"] = cause
+    return out

@@ -1,0 +1,120 @@
+"""Shapes of the training step for the optimizer and clipping hazards: the optimizer chosen
+by name, through getattr, a registry or `functools.partial`; parameters as groups, lists and
+filtered comprehensions; clipping over `optimizer.param_groups`; the step in a helper module."""
+from .shape import ENTRY, one, shape
+
+INPUT = "torch.tensor([1, 2])"
+
+
+def _adam(v, build, params="emb.parameters()", head=""):
+    """A training step whose optimizer is made by `build` (a format with {params})."""
+    return one(f"{head}emb = {v.src}\nopt = {build.format(params=params)}  # <report>\n"
+               f"emb({INPUT}).sum().backward()\nopt.step()\n")
+
+
+@shape("optimizer class from `getattr(torch.optim, \"Adam\")`", "4", codes={"SPL401"})
+def optimizer_getattr(v):
+    return _adam(v, "getattr(torch.optim, 'Adam')({params}, lr=0.1)")
+
+
+@shape("optimizer chosen by `name.lower() == \"adam\"`", "1", codes={"SPL401"})
+def optimizer_by_name(v):
+    return _adam(v, "opt_cls({params}, lr=0.1)",
+                 head="name = 'Adam'\nopt_cls = torch.optim.Adam if name.lower() == 'adam' else torch.optim.SGD\n")
+
+
+@shape("optimizer from a registry dict", "4", codes={"SPL401"})
+def optimizer_registry(v):
+    return _adam(v, "OPTIMIZERS['adam']({params}, lr=0.1)",
+                 head="OPTIMIZERS = {'adam': torch.optim.Adam, 'sgd': torch.optim.SGD}\n")
+
+
+@shape("optimizer through `functools.partial`", "4", codes={"SPL401"})
+def optimizer_partial(v):
+    return _adam(v, "make_optimizer({params})",
+                 head="import functools\n\nmake_optimizer = functools.partial(torch.optim.Adam, lr=0.1)\n")
+
+
+@shape("optimizer chosen by a config attribute in an if statement", "1", codes={"SPL401"})
+def optimizer_config_if(v):
+    return one(f"from types import SimpleNamespace\n\ncfg = SimpleNamespace(optim='adam')\nemb = {v.src}\n"
+               f"if cfg.optim == 'adam':\n    opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # <report>\n"
+               f"else:\n    opt = torch.optim.SGD(emb.parameters(), lr=0.1)\nemb({INPUT}).sum().backward()\nopt.step()\n")
+
+
+@shape("parameter groups (`[{\"params\": ...}]`)", "1", codes={"SPL401"})
+def optimizer_param_groups(v):
+    return _adam(v, "torch.optim.Adam([{{'params': {params}, 'lr': 0.1}}])")
+
+
+@shape("parameters materialised as a list", "1", codes={"SPL401"})
+def optimizer_param_list(v):
+    return one(
+        f"emb = {v.src}\nparams = list(emb.parameters())\nopt = torch.optim.Adam(params, lr=0.1)  # <report>\n"
+        f"emb({INPUT}).sum().backward()\nopt.step()\n")
+
+
+@shape("`named_parameters()` filtered by a comprehension", "1", codes={"SPL401"})
+def optimizer_named_filter(v):
+    return _adam(v, "torch.optim.Adam({params}, lr=0.1)",
+                 params="[p for n, p in emb.named_parameters() if 'weight' in n]")
+
+
+@shape("optimizer built by a helper in another module", "4", codes={"SPL401"})
+def optimizer_helper_module(v):
+    return {"optim_utils.py": "def make_optimizer(model, name='adam'):\n    if name == 'adam':\n"
+                              "        return torch.optim.Adam(model.parameters(), lr=0.1)  # <report>\n"
+                              "    return torch.optim.SGD(model.parameters(), lr=0.1)\n",
+            ENTRY: f"from optim_utils import make_optimizer\n\nemb = {v.src}\nopt = make_optimizer(emb)\n"
+                   f"emb({INPUT}).sum().backward()\nopt.step()\n"}
+
+
+@shape("training loop over epochs with `zero_grad`", "4", codes={"SPL401"})
+def optimizer_training_loop(v):
+    return one(f"emb = {v.src}\nopt = torch.optim.Adam(emb.parameters(), lr=0.1)  # <report>\n"
+               f"for epoch in range(2):\n    opt.zero_grad()\n    loss = emb({INPUT}).sum()\n    loss.backward()\n"
+               f"    opt.step()\n")
+
+
+@shape("trainer class holding model and optimizer", "3", codes={"SPL401"})
+def optimizer_trainer_class(v):
+    return one(f"class Trainer:\n    def __init__(self, model):\n        self.model = model\n"
+               f"        self.opt = torch.optim.Adam(model.parameters(), lr=0.1)  # <report>\n\n"
+               f"    def step(self, x):\n        self.opt.zero_grad()\n        self.model(x).sum().backward()\n"
+               f"        self.opt.step()\n\n\nTrainer({v.src}).step({INPUT})\n")
+
+
+def _clip(v, clip, head="", params="emb.parameters()"):
+    return one(f"{head}emb = {v.src}\nopt = torch.optim.SGD(emb.parameters(), lr=0.1)\n"
+               f"emb({INPUT}).sum().backward()\n{clip.format(params=params)}  # <report>\nopt.step()\n")
+
+
+@shape("clipping over `optimizer.param_groups[0][\"params\"]`", "1", codes={"SPL301"})
+def clip_param_groups(v):
+    return _clip(v, "torch.nn.utils.clip_grad_norm_({params}, 1.0)", params="opt.param_groups[0]['params']")
+
+
+@shape("clipping over a filtered parameter list", "1", codes={"SPL301"})
+def clip_filtered(v):
+    return _clip(v, "torch.nn.utils.clip_grad_norm_({params}, 1.0)",
+                 params="[p for p in emb.parameters() if p.requires_grad]")
+
+
+@shape("`from torch.nn.utils import clip_grad_norm_ as clip`", "2", codes={"SPL301"})
+def clip_import_as(v):
+    return _clip(v, "clip({params}, 1.0)", head="from torch.nn.utils import clip_grad_norm_ as clip\n\n")
+
+
+@shape("clipping in a helper in another module", "4", codes={"SPL301"})
+def clip_helper_module(v):
+    return {"train_utils.py": "def clip(model, max_norm=1.0):\n"
+                              "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # <report>\n",
+            ENTRY: f"from train_utils import clip\n\nemb = {v.src}\nopt = torch.optim.SGD(emb.parameters(), lr=0.1)\n"
+                   f"emb({INPUT}).sum().backward()\nclip(emb)\nopt.step()\n"}
+
+
+@shape("clipping in a training loop", "4", codes={"SPL301"})
+def clip_training_loop(v):
+    return one(f"emb = {v.src}\nopt = torch.optim.SGD(emb.parameters(), lr=0.1)\nfor epoch in range(2):\n"
+               f"    opt.zero_grad()\n    emb({INPUT}).sum().backward()\n"
+               f"    torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)  # <report>\n    opt.step()\n")

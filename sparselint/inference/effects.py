@@ -284,9 +284,14 @@ class Effects:
             text = f"the backward of `{q.split('.')[-1]}` gives it a {'coalesced' if coalesced else 'uncoalesced'} sparse grad"
             at = replace(at, grad_layout="coo", grad_coalesced=coalesced).why(where, text)
             state.env[ap] = at
+        if not self.grad_enabled:
+            return
+        name = q.split(".")[-1]
         bt = self.tensor(b, state) if b is not None else None
-        if bt is not None and bt.requires_grad and self.grad_enabled:
-            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
+        if bt is not None and bt.requires_grad:
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{name}` (the other operand requires grad)")
+        elif at.requires_grad and q in api.SAVE_SPARSE_FOR_OWN_GRAD:
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{name}` (its backward needs it for the grad of `{ap}` itself)")
 
 
 def _calls_in(node: cst.CSTNode) -> list:

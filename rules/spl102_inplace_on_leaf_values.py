@@ -26,6 +26,12 @@ Unsafe: the fix wraps the statement in `torch.no_grad()`, which makes the edit i
 autograd. That is right for a manual parameter update and wrong if the edit was meant to be
 differentiated through; then rebuild the tensor out of place instead.
 
+No fix is offered when a forward op already saved the tensor for a `.backward()` that comes
+later (`loss = torch.sparse.mm(s, x).sum()`, then the edit, then `loss.backward()`): under
+`torch.no_grad()` the edit still bumps the version counter, and backward fails instead
+(SPL107). Moving the edit after `backward()` or before the forward changes what is computed,
+so that choice is left to you.
+
 ## References
 - hazard 09 of the catalog in `docs/hazards.md`
 """
@@ -67,9 +73,18 @@ class InplaceOnLeafValues(Rule):
         if t.is_coo and t.coalesced is not True:
             return  # an uncoalesced leaf fails earlier, in `.values()` itself (SPL001)
         what = ctx.code(mc[0])
+        evidence, fix = t.evidence, None
+        suggestion = "run an intended parameter edit under `torch.no_grad()`; otherwise rebuild out of place"
+        saved = ctx.saved_for_backward(mc[0])
+        if saved is not None and ctx.backward_follows(node, mc[0]):
+            # under `no_grad` the edit still bumps the version the saved copy checks (SPL107)
+            evidence += (saved,)
+            suggestion = (f"a forward op saved `{what}` for the backward that follows, so the edit fails there "
+                          "even under `torch.no_grad()`; edit it after `backward()` or before the forward")
+        else:
+            fix = wrap_in_no_grad(ctx, self, self.fix_title)
         ctx.report(self, node,
                    f"in-place write to `{what}.values()` of a sparse leaf that requires grad raises "
                    "`RuntimeError: a view of a leaf Variable that requires grad is being used in an "
                    "in-place operation` at this line",
-                   evidence=t.evidence, fix=wrap_in_no_grad(ctx, self, self.fix_title),
-                   suggestion="run an intended parameter edit under `torch.no_grad()`; otherwise rebuild out of place")
+                   evidence=evidence, fix=fix, suggestion=suggestion)

@@ -39,6 +39,10 @@ class Outcome:
     returned: Optional[Fact] = None
     # caller access path -> the fact after the call (None: no longer known)
     effects: dict[str, Optional[Fact]] = field(default_factory=dict)
+    # caller access paths the callee's forward ops saved for backward
+    saved: dict[str, Evidence] = field(default_factory=dict)
+    # the callee runs backward: nothing saved before the call is still waiting for one
+    backward: bool = False
 
 
 @dataclass
@@ -50,6 +54,8 @@ class _Result:
     # it sets `.grad`, `.data` or `requires_grad` through names the analysis cannot map back
     # (`for p in model.parameters(): p.grad = p.grad.coalesce()`)
     untracked: bool = False
+    saved: dict[str, Evidence] = field(default_factory=dict)  # parameter-rooted path -> why saved
+    backward: bool = False
 
 
 @dataclass
@@ -235,7 +241,8 @@ class Calls:
             # a call from module code sees the module's facts as they are now; a call from a
             # function sees the module's stable ones, as that function does
             outer = state.env if inf is self.walker.module_inference else inf.outer
-            result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(call))
+            result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(call),
+                                   _saved_into(state.saved, paths))
         if result is None:
             return None
         outcome = Outcome()
@@ -253,6 +260,13 @@ class Calls:
             caller = paths.get(root)
             if caller:
                 outcome.effects[caller + ("." + rest if rest else "")] = fact
+        if target.walker is None:
+            outcome.backward = result.backward
+            for key, evidence in result.saved.items():
+                root, _, rest = key.partition(".")
+                caller = paths.get(root)
+                if caller:
+                    outcome.saved[caller + ("." + rest if rest else "")] = evidence
         if target.makes is not None:
             attrs = tuple((k[len("self."):], v) for k, v in result.effects.items()
                           if k.startswith("self.") and v is not None)
@@ -449,10 +463,13 @@ class Calls:
         return self._rebound[node]
 
     def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],
-                 grad: bool = True, backward_after: bool = False) -> Optional[_Result]:
+                 grad: bool = True, backward_after: bool = False,
+                 saved: Optional[dict[str, Evidence]] = None) -> Optional[_Result]:
         w = self.walker
+        saved = saved or {}
         try:
-            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after)
+            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after,
+                   tuple(sorted(saved.items())))
             hash(key)
         except TypeError:
             key = None
@@ -465,7 +482,7 @@ class Calls:
                 initial[f"{name}.{attr}"] = sub
         _ACTIVE.append(node)
         try:
-            final, returns = w.callee(node, initial, outer, grad, backward_after)
+            final, returns = w.callee(node, initial, outer, grad, backward_after, saved)
         finally:
             _ACTIVE.pop()
         returned = None
@@ -493,9 +510,24 @@ class Calls:
             if root not in local and root not in bound and k in outer and fact != outer[k]:
                 effects[_GLOBAL + k] = fact
         result = _Result(returned, effects, self._writes_untracked(node, local))
+        result.backward = bool(w._scope_summary(node)[1])
+        for k, evidence in final.saved.items():
+            root = k.split(".")[0]
+            if root in bound and root not in self._rebound_in(node) and saved.get(k) != evidence:
+                result.saved[k] = evidence
         if key is not None:
             self._memo[key] = result
         return result
+
+
+def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, Evidence]:
+    """The caller's saved-for-backward paths, in the names of the callee's parameters."""
+    out = {}
+    for name, caller in paths.items():
+        for key, evidence in saved.items():
+            if key == caller or key.startswith(caller + "."):
+                out[name + key[len(caller):]] = evidence
+    return out
 
 
 def _relevant(fact, depth: int = 0) -> bool:

@@ -196,8 +196,11 @@ class Effects:
         func = call.func
         outcome = self.calls.outcome(call) if self.calls is not None else None
         if outcome is not None:
+            if outcome.backward:
+                state.saved.clear()
             for path in sorted(outcome.effects, key=len):
                 state.bind(path, outcome.effects[path])
+            state.saved.update(outcome.saved)
             return
         q = self.names.qualify(func)
         where = call

@@ -136,7 +136,7 @@ class Calls:
             if isinstance(fact, Callee) and fact.local:
                 name = fact.target
             elif fact is not None or name in inf.locals:
-                return None
+                return self._forward(func, fact)
             if name in w.functions:
                 return _Target(w.functions[name], name)
             if name not in w.classes:
@@ -157,6 +157,9 @@ class Calls:
                 found = self._imported(call, state, func.value.value, func.attr.value)
                 if found is not None:
                     return found
+            called = self._forward(func, inf.fact(func, state))
+            if called is not None:
+                return called  # `self.layer(x)`: a submodule of a class of this file
             recv = inf.fact(func.value, state)
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
             if cls is None or cls not in w.classes:
@@ -166,6 +169,17 @@ class Calls:
                 return None
             return _Target(method, f"{cls}.{func.attr.value}", receiver=recv, receiver_path=dotted(func.value))
         return None
+
+    def _forward(self, func: cst.BaseExpression, fact) -> Optional[_Target]:
+        """Calling a model of a class of this file runs its `forward`."""
+        w = self.walker
+        cls = _local_class(fact, w.ctx.path)
+        if cls is None or cls not in w.classes:
+            return None
+        method = w.method(w.classes[cls], "forward")
+        if method is None or _is_static(method):
+            return None
+        return _Target(method, f"{cls}.forward", receiver=fact, receiver_path=dotted(func))
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the

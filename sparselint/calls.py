@@ -244,10 +244,14 @@ class Calls:
             bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)
-            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(call))
+            saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
+            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(call), saved)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
-                                 {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()})
+                                 {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
+                                 saved={k: _portable_evidence(e, there.ctx, there.ctx.path)
+                                        for k, e in result.saved.items()},
+                                 backward=result.backward)
             for d in there.ctx.diagnostics[before:]:
                 here.diagnostics.append(replace(d, fix=None))
             here.dependencies.update(there.ctx.dependencies)
@@ -274,13 +278,12 @@ class Calls:
             caller = paths.get(root)
             if caller:
                 outcome.effects[caller + ("." + rest if rest else "")] = fact
-        if target.walker is None:
-            outcome.backward = result.backward
-            for key, evidence in result.saved.items():
-                root, _, rest = key.partition(".")
-                caller = paths.get(root)
-                if caller:
-                    outcome.saved[caller + ("." + rest if rest else "")] = evidence
+        outcome.backward = result.backward
+        for key, evidence in result.saved.items():
+            root, _, rest = key.partition(".")
+            caller = paths.get(root)
+            if caller:
+                outcome.saved[caller + ("." + rest if rest else "")] = evidence
         if target.makes is not None:
             attrs = tuple((k[len("self."):], v) for k, v in result.effects.items()
                           if k.startswith("self.") and v is not None)
@@ -591,6 +594,11 @@ def _portable(fact, ctx, path: str):
     if getattr(fact, "attrs", ()):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
     return out
+
+
+def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:
+    (resolved,) = ctx._resolve((evidence,))
+    return resolved if resolved.path else replace(resolved, path=path)
 
 
 def _paths_in(expr: cst.BaseExpression) -> set[str]:

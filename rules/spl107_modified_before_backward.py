@@ -14,7 +14,8 @@ counter, under `torch.no_grad()` too, and backward refuses the stale value:
 `RuntimeError: one of the variables needed for gradient computation has been modified by an
 inplace operation: [torch.sparse.FloatTensor [3, 3]] is at version 1; expected version 0
 instead.` Only flagged when an op is known to have saved the tensor: a dense product
-(`torch.mm`, `@`) saves a sparse `s` only when the other operand requires grad, and an edit
+(`torch.mm`, `@`) or an elementwise product (`s * d`) saves a sparse `s` only when the
+other operand requires grad, and an edit
 through `.data` does not bump the version (backward then runs, on the changed values).
 
 ## Example

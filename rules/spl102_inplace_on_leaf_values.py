@@ -27,6 +27,12 @@ Unsafe: the fix wraps the statement in `torch.no_grad()`, which makes the edit i
 autograd. That is right for a manual parameter update and wrong if the edit was meant to be
 differentiated through; then rebuild the tensor out of place instead.
 
+No fix is offered when a forward op already saved the tensor for a `.backward()` that comes
+later (`loss = torch.sparse.mm(s, x).sum()`, then the edit, then `loss.backward()`): under
+`torch.no_grad()` the edit still bumps the version counter, and backward fails instead
+(SPL107). Moving the edit after `backward()` or before the forward changes what is computed,
+so that choice is left to you.
+
 ## References
 - hazard 09 of the catalog in `docs/hazards.md`
 """
@@ -69,12 +75,23 @@ class InplaceOnLeafValues(Rule):
             return
         if t.is_coo and t.coalesced is not True:
             return  # an uncoalesced leaf fails earlier, in `.values()` itself (SPL001)
+        evidence, fix = w.evidence, None
+        suggestion = "run an intended parameter edit under `torch.no_grad()`; otherwise rebuild out of place"
+        # The tensor a forward op may have saved is the owner: `s` of `s.values()`. Through an
+        # alias the owner's name is not at hand, so any saved tensor withholds the fix.
+        saved = ctx.saved_for_backward(w.subject) if not w.alias else ctx.anything_saved_for_backward()
+        if saved is not None and ctx.backward_follows(node, w.subject):
+            # under `no_grad` the edit still bumps the version the saved copy checks (SPL107)
+            evidence += (saved,)
+            suggestion = (f"a forward op saved the tensor behind {w.named} for the backward that follows, so the "
+                          "edit fails there even under `torch.no_grad()`; edit it after `backward()` or before the forward")
+        else:
+            fix = wrap_in_no_grad(ctx, self, self.fix_title)
         ctx.report(self, node,
                    f"in-place write to {w.named} of a sparse leaf that requires grad raises "
                    "`RuntimeError: a view of a leaf Variable that requires grad is being used in an "
                    "in-place operation` at this line",
-                   evidence=w.evidence, fix=wrap_in_no_grad(ctx, self, self.fix_title),
-                   suggestion="run an intended parameter edit under `torch.no_grad()`; otherwise rebuild out of place")
+                   evidence=evidence, fix=fix, suggestion=suggestion)
 
     # `s.values()` written in place, or a name bound to it (`vals.mul_(2)`, `vals[0] *= 2`)
     visit_Call = visit_Name = visit_Attribute = _check

@@ -6,11 +6,17 @@ torch.sparse.mm(s, d).sum()`, then `s.mul_(2)`, then `loss.backward()`. The chan
 flagged inside `torch.no_grad()` too.
 
 ## Why is this bad?
-`torch.sparse.mm(s, d)` saves `s` to compute the gradient of `d`. Changing `s` in place
-bumps its version counter, and backward refuses the stale value:
+`torch.sparse.mm(s, d)` saves `s` to compute the gradient of `d`, and, when `s` itself
+requires grad, to mask its own gradient to its pattern (`torch.sparse.addmm`,
+`torch.sparse.sum`, `torch.sparse.softmax`, `torch.sparse.log_softmax` and `.to_dense()` do
+the same). Changing `s` in place, directly or through `.values()`, bumps its version
+counter, under `torch.no_grad()` too, and backward refuses the stale value:
 `RuntimeError: one of the variables needed for gradient computation has been modified by an
 inplace operation: [torch.sparse.FloatTensor [3, 3]] is at version 1; expected version 0
-instead.` Only flagged when the other operand requires grad (otherwise nothing is saved).
+instead.` Only flagged when an op is known to have saved the tensor: a dense product
+(`torch.mm`, `@`) or an elementwise product (`s * d`) saves a sparse `s` only when the
+other operand requires grad, and an edit
+through `.data` does not bump the version (backward then runs, on the changed values).
 
 ## Example
 ```python
@@ -52,14 +58,20 @@ class ModifiedBeforeBackward(Rule):
     when = "backward"
     hazards = ("45",)
     valid = (
-        "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3), requires_grad=True)\n"
-        "d = torch.randn(3, 2)\nloss = torch.sparse.mm(s, d).sum()\n"
+        "import torch\ns = torch.eye(3).to_sparse().requires_grad_()\nd = torch.randn(3, 2)\n"
+        "with torch.no_grad():\n    s.values().mul_(2)\nloss = torch.sparse.mm(s, d).sum()\nloss.backward()\n",
+        "import torch\ns = torch.eye(3).to_sparse().requires_grad_()\nd = torch.randn(3, 2)\n"
+        "loss = torch.sparse.mm(s, d).sum()\ns.values().data.mul_(2)\nloss.backward()\n",
+        "import torch\ns = torch.eye(3).to_sparse().requires_grad_()\nloss = s.sum()\n"
         "with torch.no_grad():\n    s.mul_(2)\nloss.backward()\n",
     )
     invalid = (
         "import torch\ns = torch.sparse_coo_tensor(i, v, (3, 3), requires_grad=True)\n"
         "d = torch.randn(3, 2, requires_grad=True)\nloss = torch.sparse.mm(s, d).sum()\n"
         "with torch.no_grad():\n    s.mul_(2)  # SPL107\nloss.backward()\n",
+        "import torch\ns = torch.eye(3).to_sparse().requires_grad_()\nd = torch.randn(3, 2)\n"
+        "loss = torch.sparse.mm(s, d).sum()\nwith torch.no_grad():\n    s.values().mul_(2)  # SPL107\n"
+        "loss.backward()\n",
     )
 
     def _check(self, node, target, op, ctx) -> None:

@@ -39,6 +39,10 @@ class Outcome:
     returned: Optional[Fact] = None
     # caller access path -> the fact after the call (None: no longer known)
     effects: dict[str, Optional[Fact]] = field(default_factory=dict)
+    # caller access paths the callee's forward ops saved for backward
+    saved: dict[str, Evidence] = field(default_factory=dict)
+    # the callee runs backward: nothing saved before the call is still waiting for one
+    backward: bool = False
 
 
 @dataclass
@@ -50,6 +54,8 @@ class _Result:
     # it sets `.grad`, `.data` or `requires_grad` through names the analysis cannot map back
     # (`for p in model.parameters(): p.grad = p.grad.coalesce()`)
     untracked: bool = False
+    saved: dict[str, Evidence] = field(default_factory=dict)  # parameter-rooted path -> why saved
+    backward: bool = False
 
 
 @dataclass
@@ -130,7 +136,7 @@ class Calls:
             if isinstance(fact, Callee) and fact.local:
                 name = fact.target
             elif fact is not None or name in inf.locals:
-                return None
+                return self._forward(func, fact)
             if name in w.functions:
                 return _Target(w.functions[name], name)
             if name not in w.classes:
@@ -151,6 +157,9 @@ class Calls:
                 found = self._imported(call, state, func.value.value, func.attr.value)
                 if found is not None:
                     return found
+            called = self._forward(func, inf.fact(func, state))
+            if called is not None:
+                return called  # `self.layer(x)`: a submodule of a class of this file
             recv = inf.fact(func.value, state)
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
             if cls is None or cls not in w.classes:
@@ -160,6 +169,17 @@ class Calls:
                 return None
             return _Target(method, f"{cls}.{func.attr.value}", receiver=recv, receiver_path=dotted(func.value))
         return None
+
+    def _forward(self, func: cst.BaseExpression, fact) -> Optional[_Target]:
+        """Calling a model of a class of this file runs its `forward`."""
+        w = self.walker
+        cls = _local_class(fact, w.ctx.path)
+        if cls is None or cls not in w.classes:
+            return None
+        method = w.method(w.classes[cls], "forward")
+        if method is None or _is_static(method):
+            return None
+        return _Target(method, f"{cls}.forward", receiver=fact, receiver_path=dotted(func))
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
@@ -224,10 +244,14 @@ class Calls:
             bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)
-            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(call))
+            saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
+            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(call), saved)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
-                                 {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()})
+                                 {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
+                                 saved={k: _portable_evidence(e, there.ctx, there.ctx.path)
+                                        for k, e in result.saved.items()},
+                                 backward=result.backward)
             for d in there.ctx.diagnostics[before:]:
                 here.diagnostics.append(replace(d, fix=None, evidence=_with_call_site(d.evidence, here, call, target.name)))
             here.dependencies.update(there.ctx.dependencies)
@@ -235,7 +259,8 @@ class Calls:
             # a call from module code sees the module's facts as they are now; a call from a
             # function sees the module's stable ones, as that function does
             outer = state.env if inf is self.walker.module_inference else inf.outer
-            result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(call))
+            result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(call),
+                                   _saved_into(state.saved, paths))
         if result is None:
             return None
         outcome = Outcome()
@@ -253,6 +278,12 @@ class Calls:
             caller = paths.get(root)
             if caller:
                 outcome.effects[caller + ("." + rest if rest else "")] = fact
+        outcome.backward = result.backward
+        for key, evidence in result.saved.items():
+            root, _, rest = key.partition(".")
+            caller = paths.get(root)
+            if caller:
+                outcome.saved[caller + ("." + rest if rest else "")] = evidence
         if target.makes is not None:
             attrs = tuple((k[len("self."):], v) for k, v in result.effects.items()
                           if k.startswith("self.") and v is not None)
@@ -449,10 +480,13 @@ class Calls:
         return self._rebound[node]
 
     def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],
-                 grad: bool = True, backward_after: bool = False) -> Optional[_Result]:
+                 grad: bool = True, backward_after: bool = False,
+                 saved: Optional[dict[str, Evidence]] = None) -> Optional[_Result]:
         w = self.walker
+        saved = saved or {}
         try:
-            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after)
+            key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after,
+                   tuple(sorted(saved.items())))
             hash(key)
         except TypeError:
             key = None
@@ -465,7 +499,7 @@ class Calls:
                 initial[f"{name}.{attr}"] = sub
         _ACTIVE.append(node)
         try:
-            final, returns = w.callee(node, initial, outer, grad, backward_after)
+            final, returns = w.callee(node, initial, outer, grad, backward_after, saved)
         finally:
             _ACTIVE.pop()
         returned = None
@@ -493,9 +527,24 @@ class Calls:
             if root not in local and root not in bound and k in outer and fact != outer[k]:
                 effects[_GLOBAL + k] = fact
         result = _Result(returned, effects, self._writes_untracked(node, local))
+        result.backward = bool(w._scope_summary(node)[1])
+        for k, evidence in final.saved.items():
+            root = k.split(".")[0]
+            if root in bound and root not in self._rebound_in(node) and saved.get(k) != evidence:
+                result.saved[k] = evidence
         if key is not None:
             self._memo[key] = result
         return result
+
+
+def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, Evidence]:
+    """The caller's saved-for-backward paths, in the names of the callee's parameters."""
+    out = {}
+    for name, caller in paths.items():
+        for key, evidence in saved.items():
+            if key == caller or key.startswith(caller + "."):
+                out[name + key[len(caller):]] = evidence
+    return out
 
 
 def _relevant(fact, depth: int = 0) -> bool:
@@ -559,6 +608,11 @@ def _with_call_site(evidence: tuple, here, call: cst.Call, name: str) -> tuple:
     if not line:
         return evidence
     return (*evidence, Evidence(line, column, f"`{name}()` called here", path=here.path))
+
+
+def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:
+    (resolved,) = ctx._resolve((evidence,))
+    return resolved if resolved.path else replace(resolved, path=path)
 
 
 def _paths_in(expr: cst.BaseExpression) -> set[str]:

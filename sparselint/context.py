@@ -126,6 +126,10 @@ class Context:
         path = dotted(node)
         return self.state.saved.get(path) if path else None
 
+    def anything_saved_for_backward(self) -> Optional[Evidence]:
+        """Evidence of some tensor a forward op saved in this scope, if any."""
+        return next(iter(self.state.saved.values()), None)
+
     # -- syntax around a node ----------------------------------------------------------
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:

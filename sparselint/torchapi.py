@@ -64,6 +64,12 @@ GRAD_COALESCED_BY = {
     "torch.sparse.log_softmax": False,
     "torch.sparse.sum": True,
 }
+# Functions whose backward saves their sparse operand to compute that operand's own grad
+# (masking the grad to its pattern), so they save it whenever it requires grad, whatever
+# the other operand does. Plain dense products (`torch.mm`, `@`, `F.linear`) and `x.sum()`
+# give a dense grad and save nothing for it. Checked under torch 2.13.
+SAVE_SPARSE_FOR_OWN_GRAD = frozenset({"torch.sparse.mm", "torch.sparse.addmm", "torch.sparse.softmax",
+                                      "torch.sparse.log_softmax", "torch.sparse.sum", "to_dense"})
 # Functions of sparse tensors that return a sparse COO tensor.
 SPARSE_RESULT = frozenset({"torch.sparse.softmax", "torch.sparse.log_softmax"})
 

@@ -134,7 +134,7 @@ class Walker:
         return final
 
     def callee(self, node: cst.FunctionDef, initial: dict[str, Fact], outer: dict[str, Fact],
-               grad_enabled: bool = True, backward_after: bool = False):
+               grad_enabled: bool = True, backward_after: bool = False, saved_for_backward=None):
         """Analyse a function for one call site: the facts at its end (joined with those at
         each `return`) and the facts it returns. The caller's position is kept; a call made
         under `torch.no_grad()` runs its callee without grad."""
@@ -143,11 +143,12 @@ class Walker:
         ctx.loops = []
         ctx.backward_after_call = backward_after
         try:
-            return self._body(node, outer, initial, False, grad_enabled)
+            return self._body(node, outer, initial, False, grad_enabled, saved_for_backward)
         finally:
             ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
 
-    def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool, grad_enabled: bool = True):
+    def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool, grad_enabled: bool = True,
+              saved=None):
         locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
@@ -158,7 +159,8 @@ class Walker:
         scope = Scope(node, backward)
         saved_returns, self.returns = self.returns, []
         saved_exit, self.exited = self.exited, False
-        state = State(dict(initial or {}))
+        # what the caller's forward ops saved, under the parameters' names
+        state = State(dict(initial or {}), dict(saved or {}))
         self._annotated_models(node, state)
         inference.enter(state)
         self.silent += silent

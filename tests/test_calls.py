@@ -124,9 +124,9 @@ def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
     seen = []
     original = calls.Calls._analyse
 
-    def counting(self, node, bound, outer, grad=True, backward_after=False):
+    def counting(self, node, bound, outer, *rest):
         seen.append(node.name.value)
-        return original(self, node, bound, outer, grad, backward_after)
+        return original(self, node, bound, outer, *rest)
 
     monkeypatch.setattr(calls.Calls, "_analyse", counting)
     codes("""
@@ -147,9 +147,9 @@ def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
     from sparselint import walker
     body = walker.Walker._body
 
-    def counting_body(self, node, outer, initial, silent, grad_enabled=True):
+    def counting_body(self, node, outer, initial, silent, *rest):
         walked.append((node.name.value, silent))
-        return body(self, node, outer, initial, silent, grad_enabled)
+        return body(self, node, outer, initial, silent, *rest)
 
     monkeypatch.setattr(walker.Walker, "_body", counting_body)
     codes("""
@@ -172,10 +172,10 @@ def test_a_dense_tensor_that_needs_no_grad_is_not_followed(monkeypatch):
     from sparselint import walker
     body = walker.Walker._body
 
-    def counting_body(self, node, outer, initial, silent, grad_enabled=True):
+    def counting_body(self, node, outer, initial, silent, *rest):
         if not silent:
             walked.append(node.name.value)
-        return body(self, node, outer, initial, silent, grad_enabled)
+        return body(self, node, outer, initial, silent, *rest)
 
     monkeypatch.setattr(walker.Walker, "_body", counting_body)
     codes("""
@@ -221,3 +221,37 @@ def test_a_layout_test_keeps_a_known_layout_out_of_the_other_branches():
         densify(torch.eye(3).to_sparse_csr())
         densify(torch.eye(3).to_sparse_csc())
     """) == []
+
+
+def test_what_a_forward_op_saved_flows_into_and_out_of_callees():
+    """A helper that edits a tensor the caller's forward saved, a helper whose forward saves
+    a tensor the caller then edits, and a helper that runs backward itself (nothing saved
+    before it still waits). Checked under torch 2.13: the two flagged edits fail at
+    `loss.backward()`, the others do not."""
+    diags = check("""
+        import torch
+
+        def clip_(w):
+            with torch.no_grad():
+                w.values().clamp_(-1.0, 1.0)
+
+        def forward(w, x):
+            return torch.sparse.mm(w, x).sum()
+
+        def step(w, x):
+            forward(w, x).backward()
+
+        w = torch.eye(3).to_sparse().requires_grad_()
+        x = torch.randn(3, 4)
+        step(w, x)
+        clip_(w)
+        loss = forward(w, x)
+        with torch.no_grad():
+            w.values().mul_(2)
+        clip_(w)
+        loss.backward()
+        clip_(w)
+    """)
+    assert [(d.line, d.code) for d in diags] == [(5, "SPL107"), (19, "SPL107")]
+    # the helper's edit is a finding only for the call between the forward and backward
+    assert [e.line for e in diags[0].evidence if "passed to `clip_()`" in e.text] == [20]

@@ -131,3 +131,19 @@ def test_fix_changes_nothing_on_code_that_is_right(rel, tmp_path):
     before = target.read_bytes()
     run_cli("--fix", "--unsafe-fixes", str(target))
     assert target.read_bytes() == before
+
+
+@pytest.mark.torch
+def test_no_grad_fix_is_withheld_where_backward_would_still_fail(tmp_path):
+    """SPL102's fix runs the edit under `torch.no_grad()`; when a forward op already saved the
+    tensor, backward then fails on the bumped version instead. The fix must not be offered
+    there, or must give code that runs clean."""
+    rel = os.path.join("SPL102", "rescale_after_forward_bad.py")
+    target = tmp_path / os.path.basename(rel)
+    shutil.copy(os.path.join(FIXTURES, rel), target)
+    run_cli("--fix", "--unsafe-fixes", "--select", "SPL102", str(target))
+    if target.read_text() != read(rel):
+        run = run_script(str(target))
+        assert run.returncode == 0, run.stderr[-500:]
+    still = run_cli("--select", "SPL102", str(target))
+    assert f"{target.name}:9:1: SPL102" in still.stdout, still.stdout

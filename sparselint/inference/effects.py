@@ -34,6 +34,9 @@ class Effects:
         for node in (self.calls.calls_in(stmt) if self.calls is not None else _calls_in(stmt)):
             if isinstance(node, cst.Call):
                 self._call_effect(node, out)
+            elif type(node.operator) is cst.Multiply:
+                self._sparse_times_effect(node.left, node.right, out, node)
+                self._sparse_times_effect(node.right, node.left, out, node)
             else:
                 # `p @ x` / `x @ p`: a sparse parameter in a dense product gets a dense grad
                 self._sparse_operand_effect("@", node.left, node.right, out, node)
@@ -253,8 +256,11 @@ class Effects:
         func = call.func
         outcome = self.calls.outcome(call) if self.calls is not None else None
         if outcome is not None:
+            if outcome.backward:
+                state.saved.clear()
             for path in sorted(outcome.effects, key=len):
                 state.bind(path, outcome.effects[path])
+            state.saved.update(outcome.saved)
             return
         q = self.names.qualify(func)
         where = call
@@ -266,6 +272,9 @@ class Effects:
                 a = arg(call, a_at)
                 b = arg(call, b_at) if b_at is not None else None
                 self._sparse_operand_effect(q, a, b, state, where)
+            if q == "torch.mul":
+                self._sparse_times_effect(arg(call, 0, "input"), arg(call, 1, "other"), state, where)
+                self._sparse_times_effect(arg(call, 1, "other"), arg(call, 0, "input"), state, where)
             if q in api.FUNCTIONAL_EMBEDDINGS and literal(arg(call, None, "sparse")) is True:
                 w = arg(call, 1, "weight")
                 wp = dotted(w) if w is not None else None
@@ -310,6 +319,17 @@ class Effects:
                     state.env[p] = replace(t, coalesced=False).why(
                         where, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")
 
+    def _sparse_times_effect(self, a, b, state: State, where) -> None:
+        """`s * d`: the elementwise product keeps a sparse `s` for the grad of `d` when `d`
+        requires grad (checked under torch 2.13, COO, `d` dense or sparse)."""
+        ap = dotted(a) if a is not None else None
+        at = state.env.get(ap) if ap else None
+        if not isinstance(at, Tensor) or not at.is_sparse or not self.grad_enabled:
+            return
+        bt = self.tensor(b, state) if b is not None else None
+        if bt is not None and bt.requires_grad:
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `*` (the other operand requires grad)")
+
     def _freeze(self, path: str, state: State) -> bool:
         """`model.emb.weight.requires_grad_(False)`: that parameter gets no gradient, in the
         module that owns it (the nearest enclosing path with a module fact)."""
@@ -343,13 +363,22 @@ class Effects:
             text = f"the backward of `{q.split('.')[-1]}` gives it a {'coalesced' if coalesced else 'uncoalesced'} sparse grad"
             at = replace(at, grad_layout="coo", grad_coalesced=coalesced).why(where, text)
             state.env[ap] = at
+        if not self.grad_enabled:
+            return
+        name = q.split(".")[-1]
         bt = self.tensor(b, state) if b is not None else None
-        if bt is not None and bt.requires_grad and self.grad_enabled:
-            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{q.split('.')[-1]}` (the other operand requires grad)")
+        if bt is not None and bt.requires_grad:
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{name}` (the other operand requires grad)")
+        elif at.requires_grad and q in api.SAVE_SPARSE_FOR_OWN_GRAD:
+            state.saved[ap] = Evidence.at(where, f"`{ap}` is saved for backward by `{name}` (its backward needs it for the grad of `{ap}` itself)")
+
+
+_PRODUCT_OPERATORS = (cst.MatrixMultiply, cst.Multiply)
 
 
 def _calls_in(node: cst.CSTNode) -> list:
-    """Calls and matrix products in evaluation order (inner first), not entering lambdas."""
+    """Calls, matrix products and products in evaluation order (inner first), not entering
+    lambdas."""
     out: list = []
 
     def walk(n: cst.CSTNode) -> None:
@@ -358,7 +387,7 @@ def _calls_in(node: cst.CSTNode) -> list:
             return
         for child in children(n):
             walk(child)
-        if t is cst.Call or (t is cst.BinaryOperation and type(n.operator) is cst.MatrixMultiply):
+        if t is cst.Call or (t is cst.BinaryOperation and type(n.operator) in _PRODUCT_OPERATORS):
             out.append(n)
 
     try:

@@ -77,7 +77,6 @@ MISSED = (
     ("tuple_slice", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("dict_get", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("list_append", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("dict_store", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("starred_display", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("fstring_key", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "f-string"),
     ("walrus", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "walrus"),

@@ -69,6 +69,19 @@ def assigned_names(stmts: Iterable[cst.CSTNode], attributes: bool = False,
     return set(found)
 
 
+def declared_names(stmts: Iterable[cst.CSTNode]) -> set[str]:
+    """Names a function's `global` and `nonlocal` statements declare."""
+    found: set[str] = set()
+
+    def visit(n: cst.CSTNode) -> None:
+        if type(n) in (cst.Global, cst.Nonlocal):
+            found.update(item.name.value for item in n.names)
+
+    for st in stmts:
+        _walk(st, visit)
+    return found
+
+
 def parameters_of(func: cst.FunctionDef) -> set[str]:
     p = func.params
     names = [a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params)]

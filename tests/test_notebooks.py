@@ -147,3 +147,23 @@ def test_every_format_says_which_cell(cli, tmp_path):
     assert "= because: cell 1, line 3: built by `torch.sparse_coo_tensor`" in full
     data = json.loads(cli("--no-cache", "--output-format", "json", str(path)).stdout)
     assert data[0]["evidence"][0]["cell"] == 1 and data[0]["evidence"][0]["line"] == 3
+
+
+def test_a_cells_last_expression_is_displayed_not_discarded(cli, tmp_path):
+    """`adj.coalesce()` as a cell's last line shows the coalesced tensor: SPL002 does not fire
+    there and --fix never rebinds it; the same call anywhere else in a cell is still reported."""
+    path = notebook(tmp_path, [
+        SETUP,
+        ["adj.coalesce()\n", "# shown as the cell's output\n"],
+        ["adj.coalesce()\n", "n = 2\n"],                   # not last: the result is thrown away
+        ["adj.coalesce();\n"],                             # a trailing semicolon hides the output
+        ["if True:\n", "    adj.coalesce()\n"],            # IPython shows a top-level expression only
+        ["print(adj._indices().tolist())"],
+    ])
+    r = cli("--no-cache", "--select", "SPL002", str(path))
+    found = [l.split(": SPL")[0] for l in r.stdout.splitlines() if ": SPL002" in l]
+    assert found == [f"{path}:cell 3:1:1", f"{path}:cell 4:1:1", f"{path}:cell 5:2:5"], r.stdout
+    assert cli("--fix", "--select", "SPL002", str(path)).returncode == 0
+    cells = [c["source"] for c in json.loads(path.read_text())["cells"]]
+    assert cells[1] == ["adj.coalesce()\n", "# shown as the cell's output\n"]
+    assert cells[2][0] == "adj = adj.coalesce()\n"

@@ -14,7 +14,8 @@ from .names import Names, dotted
 from .source import split_lines
 from .tree import Order
 from . import notebook
-from .syntax import assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of
+from .syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
+                     reads_of)
 
 # In-place methods that do not write the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
@@ -220,6 +221,16 @@ class Context:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         local = parameters_of(node) | {p.split(".")[0] for p in assigned_names(body)}
         return name not in local and name not in declared_names(body)
+
+    def uses_after(self, name: str) -> list[tuple[cst.Name, cst.CSTNode, Optional[cst.CSTNode]]]:
+        """The uses of `name` on the lines of this scope after the current statement, each with
+        its parent and grandparent (what the value is fed to)."""
+        node = self.scope.node if self.scope is not None else None
+        if node is None or self.line_node is None:
+            return []
+        body = node.body if isinstance(node, cst.Module) else getattr(node.body, "body", ())
+        last = self.span(self.statement or self.line_node)[2]
+        return [use for use in reads_of(body, name) if self.position(use[0])[0] > last]
 
     def displayed(self, stmt: cst.CSTNode) -> bool:
         """This expression statement's value is shown, not discarded: it is the last

@@ -30,7 +30,7 @@ def test_findings_point_at_cells(cli, tmp_path):
     r = cli("--no-cache", str(path))
     assert r.returncode == 1
     lines = [l for l in r.stdout.splitlines() if "SPL" in l]
-    message = ("SPL001 [*] `adj.values()` on an uncoalesced sparse tensor raises "
+    message = ("SPL001 `adj.values()` on an uncoalesced sparse tensor raises "
                "`RuntimeError: Cannot get values on an uncoalesced tensor` at this line")
     # cell 3 starts with a line magic: the magic is masked and the rest is checked
     assert lines == [f"{path}:cell 3:2:7: {message}", f"{path}:cell 4:1:10: {message}"]
@@ -40,7 +40,7 @@ def test_findings_point_at_cells(cli, tmp_path):
 
 def test_fix_rewrites_only_the_code(cli, tmp_path):
     path = write(tmp_path)
-    r = cli("--fix", str(path))
+    r = cli("--fix", "--unsafe-fixes", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
     fixed = json.loads(path.read_text())
     assert fixed["cells"][3]["source"] == ["degree = adj.coalesce().values().sum()\n",
@@ -109,7 +109,7 @@ def test_a_notebook_on_stdin(cli, tmp_path):
     r = cli("--no-cache", "--stdin-filename", "clean.py", input="x = 1\n", cwd=tmp_path)
     assert r.returncode == 0 and "other.py" not in r.stdout
     # --fix on stdin prints the fixed notebook
-    r = cli("-", "--fix", "--stdin-filename", "demo.ipynb", input=data)
+    r = cli("-", "--fix", "--unsafe-fixes", "--stdin-filename", "demo.ipynb", input=data)
     fixed = json.loads(r.stdout)
     assert fixed["cells"][1]["source"] == ["deg = adj.coalesce().values().sum()\n"]
 

@@ -26,10 +26,24 @@ To change the values, build a new tensor out of place:
 `torch.sparse_coo_tensor(i, v + delta, size)`.
 
 ## Fix safety
-Where the result is only read, the fix inserts `.coalesce()` before the accessor, which is
-safe. Where the result is written (`x.values()[0] = 1`, `x.values().mul_(2)`) or bound to a
-name that may be written later, no safe fix exists: the write would land in the temporary
-copy that `coalesce()` returns. Those get the suggestion only (an unsafe fix for a bound name).
+The fix reads through `.coalesce()`: `adj.values()` becomes `adj.coalesce().values()`. It is
+unsafe, because the coalesced tensor is not the same list of entries: they are sorted by
+index and duplicate entries are merged into one (their values summed). Wherever the result
+meets something indexed in the original order, the fixed code runs and computes something
+else: in a weighted degree `deg.index_add_(0, row, adj.values())` with `row` taken from the
+edge list, each weight lands on another node (and with a duplicate edge the lengths differ
+and it raises). There the right rewrite is to coalesce once and read both sides from the
+result (`adj = adj.coalesce(); row = adj.indices()[0]`), or to keep the edge list and its
+weights and not read them back from the tensor. Even an order-free reduction is not safe in
+general: merging changes `.values().norm()`, `.max()`, `.mean()`, `.numel()`, and also
+`.values().sum()` (duplicate bool entries merge into one `True`; small integer types wrap
+when duplicates are summed; float sums round differently).
+
+The fix is safe only for `.indices().max()` and `.indices().min()`: coalescing keeps the set
+of index columns (explicit zeros included), so the largest and smallest index are the same.
+
+Where the result is written (`x.values()[0] = 1`, `x.values().mul_(2)`), no fix exists: the
+write would land in the temporary copy that `coalesce()` returns. Those get a suggestion.
 
 ## References
 - hazards 01, 02, 03, 04, 47 of the catalog in `docs/hazards.md`
@@ -71,6 +85,9 @@ class ValuesOnUncoalesced(Rule):
         "emb = nn.Embedding(10, 3, sparse=True)\n"
         "emb(idx).sum().backward()\n"
         "emb.weight.grad.values().mul_(0.5)  # SPL001\n",
+        "import torch\n"
+        "s = torch.sparse_coo_tensor(i, v, (3, 3))\n"
+        "n = s.indices().max() + 1  # SPL001\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -89,10 +106,27 @@ class ValuesOnUncoalesced(Rule):
         if usage not in WRITES:
             new = node.with_changes(func=node.func.with_changes(
                 value=cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("coalesce")))))
-            parent = ctx.parent(node)
-            bound = isinstance(parent, (cst.Assign, cst.AnnAssign))
-            fix = ctx.make_fix(self, [ctx.replace(node, new)], safe=not bound)
-        suggestion = (f"read through `{what}.coalesce().{method}()`" if usage not in WRITES else
+            fix = ctx.make_fix(self, [ctx.replace(node, new)], safe=_order_free(node, method, ctx))
+        suggestion = (f"read through `{what}.coalesce().{method}()`; its entries are sorted by index with "
+                      f"duplicates summed, so pair them only with `{what}.coalesce().{_OTHER[method]}()`, never "
+                      "with the index or weights the tensor was built from" if usage not in WRITES else
                       f"coalesce and store first (`g = {what}.coalesce()`), edit `g.{method}()`, "
                       "and assign `g` back; or build a new tensor out of place")
         ctx.report(self, node, message, evidence=t.evidence, fix=fix, suggestion=suggestion)
+
+
+_OTHER = {"values": "indices", "indices": "values"}
+# Reductions of an accessor's result that neither the order of the entries nor the merging of
+# duplicate entries can change. Only the largest and smallest index qualify: coalescing keeps
+# the set of index columns (explicit zeros included). A sum of the values does not: duplicate
+# bool entries merge into one `True`, small integers wrap when merged, and floats round
+# differently.
+_ORDER_FREE = {"indices": frozenset({"max", "min"})}
+
+
+def _order_free(node: cst.Call, method: str, ctx) -> bool:
+    parent = ctx.parent(node)
+    if not isinstance(parent, cst.Attribute) or parent.attr.value not in _ORDER_FREE.get(method, ()):
+        return False
+    call = ctx.parent(parent)
+    return isinstance(call, cst.Call) and call.func is parent and not call.args

@@ -23,11 +23,27 @@ emb.weight.grad.values().clamp_(-1, 1)
 ```
 
 ## Fix safety
-Safe: the fix assigns the coalesced tensor back (`x = x.coalesce()`), and for an edit
-through a gradient it stores the coalesced gradient first and edits that. Coalescing a
-gradient sums duplicate entries, which does not change the gradient it represents. Edits
-through `.coalesce()` of a tensor in an autograd graph get no fix (assigning it back would
-turn the edit into an in-place write on a graph tensor, SPL101).
+Safe where the fix can only do what the statement was written to do: `x.coalesce()` becomes
+`x = x.coalesce()` for a name `x` that is local where the statement runs (a module-level
+name at module level, a parameter or a local in a function), and `p.grad.coalesce()` becomes
+`p.grad = p.grad.coalesce()`. Coalescing sums duplicate entries, which does not change the
+tensor they represent; only the layout of its entries changes, as the author asked.
+
+No fix is offered:
+- for a name a function reads from the module without a `global` statement: assigning it
+  in the function makes it a local, and the read on the right of the assignment raises
+  `UnboundLocalError`;
+- for any attribute other than `.grad` (`self.W.coalesce()`): the attribute may be an
+  `nn.Parameter`, and `self.W = self.W.coalesce()` raises `TypeError: cannot assign ... as
+  parameter 'W'`; a sparse parameter is coalesced in place of its data, under
+  `torch.no_grad()`: `self.W.data = self.W.data.coalesce()`;
+- for an edit through `.coalesce()` of a tensor in an autograd graph (assigning it back would
+  turn the edit into an in-place write on a graph tensor, SPL101).
+
+For an edit through a gradient, the fix stores the coalesced gradient first and edits that.
+
+In a notebook, `x.coalesce()` as the last line of a cell is not reported: the cell displays
+its value, so it is not thrown away.
 
 ## References
 - hazard 14 of the catalog in `docs/hazards.md`
@@ -71,16 +87,24 @@ class CoalesceResultDiscarded(Rule):
         mc = method_call(node.value)
         if mc is None or mc[1] != "coalesce" or node.value.args:
             return
+        if ctx.displayed(node):
+            return  # a notebook cell's last expression: its value is shown, not thrown away
         receiver = mc[0]
         t = ctx.tensor(receiver)
         if not (_is_grad(receiver) or (t is not None and t.is_coo)):
             return
         what = ctx.code(receiver)
         fix = None
-        if dotted(receiver) is not None:
+        suggestion = f"`{what} = {what}.coalesce()`"
+        if isinstance(receiver, cst.Name) and ctx.outer_name(receiver.value):
+            suggestion = (f"coalesce `{what}` where it is built, or declare `global {what}` before "
+                          f"`{what} = {what}.coalesce()` (assigning it here makes it a local of the function)")
+        elif isinstance(receiver, cst.Name) or (_is_grad(receiver) and dotted(receiver) is not None):
             fix = ctx.make_fix(self, [ctx.insert_before(node.value, f"{what} = ")], safe=True)
+        elif t is not None and t.parameter:
+            suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"
         ctx.report(self, node.value, f"`{what}.coalesce()` returns a new tensor; as a statement it does nothing",
-                   evidence=t.evidence if t else (), fix=fix, suggestion=f"`{what} = {what}.coalesce()`")
+                   evidence=t.evidence if t else (), fix=fix, suggestion=suggestion)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         mc = method_call(node)

@@ -23,9 +23,12 @@ emb.weight.grad._values().clamp_(-1, 1)
 ```
 
 ## Fix safety
-Safe for gradients: the fix stores the coalesced gradient first (summing duplicates does
-not change the gradient it represents), so the edit then applies per index. No fix is
-offered for other tensors.
+Safe on a gradient attribute (`p.grad._values().clamp_(...)`): the fix stores the coalesced
+gradient first (`p.grad = p.grad.coalesce()`; summing duplicates does not change the gradient
+it represents), so the edit then applies per index, as the author meant. No fix is offered
+through a name bound to a gradient (`g = p.grad`): `g = g.coalesce()` would bind `g` to a
+copy, and the edit would never reach `p.grad`; coalesce `p.grad` before binding the name. No
+fix is offered for other tensors.
 
 ## References
 - hazard 13 of the catalog in `docs/hazards.md`
@@ -71,7 +74,10 @@ class PerEntryEditOnUncoalesced(Rule):
             return
         what = ctx.code(receiver)
         edit = "item assignment" if op == "[]=" else f"`{op}`"
-        fix = coalesce_first(ctx, self, receiver, receiver, self.fix_title) if t.is_grad else None
+        # Only on the gradient attribute itself: for a name bound to it (`g = p.grad`), `g = g.coalesce()`
+        # would rebind the name to a copy and the edit would never reach `p.grad`.
+        grad_attribute = isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad"
+        fix = coalesce_first(ctx, self, receiver, receiver, self.fix_title) if t.is_grad and grad_attribute else None
         ctx.report(self, node,
                    f"{edit} on `{what}._values()` of an uncoalesced tensor applies to each duplicate "
                    "entry, not to each index: the result is silently wrong",

@@ -26,7 +26,10 @@ for p in emb.parameters():
 
 ## Fix safety
 Safe on gradients: the fix drops `.data`, so the op runs on the gradient itself (a gradient
-does not require grad, so no autograd check is involved). No fix is offered on a sparse
+does not require grad, so no autograd check is involved). The fixed line does what it was
+written to do and nothing else: the op changes the gradient in place (the same object, also
+through any other name bound to it), and an op that torch refuses on a sparse tensor (a
+dense argument to `add_` or `copy_`) raised on `.data` too. No name is rebound. No fix is offered on a sparse
 parameter, where dropping `.data` would be an in-place op on a leaf (SPL103); wrap the
 update in `torch.no_grad()` instead.
 

@@ -13,20 +13,32 @@ finding names the torch release the table was probed on.
 
 ## Example
 ```python
-a_hat = adj + torch.eye(n)
+scores = torch.softmax(att + bias, dim=-1)
 ```
 
 ## Use instead
 ```python
-a_hat = (adj + torch.eye(n).to_sparse()).coalesce()  # stays sparse, and coalesced
+scores = torch.softmax(bias + att, dim=-1)  # dense + sparse: a dense result
+```
+or, where the sum must stay sparse (a GCN adjacency with self loops, normalised through its
+indices and values):
+```python
+a_hat = (adj + torch.eye(n).to_sparse()).coalesce()
 ```
 
 ## Fix safety
-For `+` and `-`, the fix converts the dense operand with `.to_sparse()`, which keeps the sum
-sparse as the author wrote it, and coalesces the sum (a sum of sparse tensors is
-uncoalesced, so its `.indices()` and `.values()` would raise). It is marked unsafe: for a
-dense operand with many non-zeros, the result is a sparse tensor that may be large. The other
-spellings get no fix.
+Only `+` and `-` get a fix, and it is unsafe: torch gives no result to keep, so the fix must
+choose the layout of the sum, and the wrong choice breaks the code that follows. By default
+it puts the dense operand first (`bias + att`, or `-d + adj` for `adj - d`), which is what
+torch accepts and gives a dense result, as `att + bias` would if it ran: dense code that
+follows (`softmax`, a dense matmul) keeps working. When the sum is bound to a name that later
+code in the same scope reads as a sparse tensor (`.indices()`, `.values()`, `.coalesce()`, a
+`torch.sparse` function), the fix keeps the sum sparse instead: `(adj + d.to_sparse()).coalesce()`
+(coalesced, since a sum of sparse tensors is uncoalesced and its `.indices()` would raise).
+Both are unsafe: the dense result of a large sparse operand takes n x n memory, the sparse
+result of a dense operand with many non-zeros may be large, and code the fix cannot see (a
+caller, another module) may need the other layout. `torch.add`, `.add()`, `.sub()` and the
+augmented assignments get no fix.
 
 ## References
 - hazard 26 of the catalog in `docs/hazards.md`
@@ -66,15 +78,8 @@ class SparsePlusDense(Rule):
         dense = _dense_operand(node, use.op)
         fix = None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
-            right = node.right
-            if isinstance(right, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)) and not right.lpar:
-                right = right.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            summed = node.with_changes(right=cst.Call(func=cst.Attribute(value=right, attr=cst.Name("to_sparse"))),
-                                       lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            # A sum of sparse tensors is uncoalesced: without `.coalesce()`, the fix would trade
-            # this error for SPL001 at the next `.indices()` or `.values()`.
-            new = cst.Call(func=cst.Attribute(value=summed, attr=cst.Name("coalesce")))
-            fix = ctx.make_fix(self, [ctx.replace(node, new)], safe=False)
+            fix = ctx.make_fix(self, [ctx.replace(node, _sparse_sum(node) if _used_as_sparse(node, ctx)
+                                                  else _dense_sum(node))], safe=False)
         what = f"`{ctx.code(dense)}` is dense" if dense is not None else "the other operand is dense"
         ctx.report(self, node,
                    f"`{ctx.code(use.subject)}` is {layout_text(use.fact)[2:]} and {what}: {use.spelled} with a dense "
@@ -83,6 +88,54 @@ class SparsePlusDense(Rule):
                    suggestion="make the dense operand sparse (`.to_sparse()`), or put the dense tensor first")
 
     visit_Call = visit_BinaryOperation = visit_AugAssign = _check
+
+
+# Reading one of these from the sum needs it sparse; a dense sum would raise there.
+_SPARSE_ONLY = frozenset({"indices", "values", "_indices", "_values", "coalesce", "is_coalesced", "_nnz",
+                          "sparse_dim", "dense_dim"})
+
+
+def _used_as_sparse(node: cst.BinaryOperation, ctx) -> bool:
+    """The sum is bound to a name that later code reads as a sparse tensor (its indices or
+    values, or an argument of a `torch.sparse` function)."""
+    assign = ctx.parent(node)
+    if not isinstance(assign, cst.Assign) or assign.value is not node or len(assign.targets) != 1:
+        return False
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    for _, parent, grand in ctx.uses_after(target.value):
+        if isinstance(parent, cst.Attribute) and parent.attr.value in _SPARSE_ONLY:
+            return True
+        if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+            if (ctx.qualname(grand.func) or "").startswith("torch.sparse."):
+                return True
+    return False
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _dense_sum(node: cst.BinaryOperation) -> cst.BaseExpression:
+    """`d + s` for `s + d`, `-d + s` for `s - d`: torch adds a sparse tensor into a dense one,
+    and the result is dense, as the rule's help says."""
+    dense = _parenthesized(node.right)
+    if isinstance(node.operator, cst.Subtract):
+        dense = cst.UnaryOperation(operator=cst.Minus(), expression=dense)
+    return node.with_changes(left=dense, operator=cst.Add(), right=_parenthesized(node.left))
+
+
+def _sparse_sum(node: cst.BinaryOperation) -> cst.BaseExpression:
+    """`(s + d.to_sparse()).coalesce()`: sparse, for code that goes on to read it as sparse. A sum
+    of sparse tensors is uncoalesced; without `.coalesce()`, the fix would trade this error for
+    SPL001 at the next `.indices()` or `.values()`."""
+    summed = node.with_changes(right=cst.Call(func=cst.Attribute(value=_parenthesized(node.right),
+                                                                attr=cst.Name("to_sparse"))),
+                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=summed, attr=cst.Name("coalesce")))
 
 
 def _dense_operand(node, op: str):

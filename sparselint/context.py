@@ -13,7 +13,9 @@ from .facts import Fact, Tensor
 from .names import Names, dotted
 from .source import split_lines
 from .tree import Order
-from .syntax import assigned_names, backward_calls, contains_backward, operand_names
+from . import notebook
+from .syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
+                     reads_of)
 
 # In-place methods that do not write the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
@@ -216,6 +218,41 @@ class Context:
             body = getattr(getattr(node, "body", None), "body", None)
             self._assigned[node] = assigned_names(body if body is not None else [node])
         return self._assigned[node]
+
+    def outer_name(self, name: str) -> bool:
+        """`name` is read here from outside the enclosing function: neither a parameter, nor
+        bound in its body, nor declared `global`/`nonlocal`. Assigning it anywhere in the
+        function would make it a local, and every read before that assignment would raise
+        `UnboundLocalError`."""
+        node = self.scope.node if self.scope is not None else None
+        if not isinstance(node, cst.FunctionDef):
+            return False
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        local = parameters_of(node) | {p.split(".")[0] for p in assigned_names(body)}
+        return name not in local and name not in declared_names(body)
+
+    def uses_after(self, name: str) -> list[tuple[cst.Name, cst.CSTNode, Optional[cst.CSTNode]]]:
+        """The uses of `name` on the lines of this scope after the current statement, each with
+        its parent and grandparent (what the value is fed to)."""
+        node = self.scope.node if self.scope is not None else None
+        if node is None or self.line_node is None:
+            return []
+        body = node.body if isinstance(node, cst.Module) else getattr(node.body, "body", ())
+        last = self.span(self.statement or self.line_node)[2]
+        return [use for use in reads_of(body, name) if self.position(use[0])[0] > last]
+
+    def displayed(self, stmt: cst.CSTNode) -> bool:
+        """This expression statement's value is shown, not discarded: it is the last
+        statement of a notebook cell, at top level, with no trailing semicolon (what IPython
+        displays)."""
+        line = self.line_node
+        if not notebook.is_joined(self.source) or not isinstance(stmt, cst.Expr):
+            return False
+        if not isinstance(line, cst.SimpleStatementLine) or line.body[-1] is not stmt:
+            return False
+        if isinstance(stmt.semicolon, cst.Semicolon) or self.position(line)[1] != 1:
+            return False
+        return notebook.ends_cell(self.source, self.span(stmt)[2])
 
     def torch_spelling(self, qualified: str) -> Optional[str]:
         return self.inference.names.local_for(qualified)

@@ -175,6 +175,22 @@ def dump(nb: dict) -> bytes:
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def is_joined(text: str) -> bool:
+    """The text is code cells joined by `join` (it opens with a cell boundary)."""
+    return text.startswith(MARKER + "\n")
+
+
+def ends_cell(text: str, line: int) -> bool:
+    """Nothing but blank lines and comments follows `line` (1-based) of a joined text up to
+    the next cell boundary or the end: a statement ending there is its cell's last."""
+    for rest in text.split("\n")[line:]:
+        if rest == MARKER:
+            return True
+        if rest.strip() and not rest.lstrip().startswith("#"):
+            return False
+    return True
+
+
 def cell_sources(nb: dict) -> dict[int, str]:
     """The text of each code cell, by cell number (1-based), for code frames."""
     return {i + 1: _cell_text(c) for i, c in enumerate(nb["cells"])

@@ -69,6 +69,36 @@ def assigned_names(stmts: Iterable[cst.CSTNode], attributes: bool = False,
     return set(found)
 
 
+def declared_names(stmts: Iterable[cst.CSTNode]) -> set[str]:
+    """Names a function's `global` and `nonlocal` statements declare."""
+    found: set[str] = set()
+
+    def visit(n: cst.CSTNode) -> None:
+        if type(n) in (cst.Global, cst.Nonlocal):
+            found.update(item.name.value for item in n.names)
+
+    for st in stmts:
+        _walk(st, visit)
+    return found
+
+
+def reads_of(stmts: Iterable[cst.CSTNode], name: str) -> list[tuple[cst.Name, cst.CSTNode, Optional[cst.CSTNode]]]:
+    """Each use of the name `name` in these statements (entering no nested function, class or
+    lambda), with its parent and grandparent, in source order."""
+    out = []
+    stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [
+        (st, None, None) for st in reversed(list(stmts))]
+    while stack:
+        n, parent, grand = stack.pop()
+        if type(n) is cst.Name and n.value == name and parent is not None:
+            if not (type(parent) is cst.Attribute and parent.attr is n):
+                out.append((n, parent, grand))
+        if type(n) in _SCOPE_TYPES:
+            continue
+        stack.extend((c, n, parent) for c in reversed(list(children(n))))
+    return out
+
+
 def parameters_of(func: cst.FunctionDef) -> set[str]:
     p = func.params
     names = [a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params)]

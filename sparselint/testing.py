@@ -16,6 +16,15 @@ A bad fixture goes on after its hazard the way real code does (a GCN adjacency i
 through its `.indices()` and `.values()` after the self loops are added): the lines after
 the hazard never run in the bad file, but they run once the fix is applied, so a fix that
 trades the hazard for a new one (an uncoalesced sum, say) fails the fixed-code run.
+
+A bad fixture (a `.py` script or an `.ipynb` notebook) beside a hand-corrected `_good` twin
+may also say what its fixes compute, in two comment lines:
+
+    # safe-fix: same        `--fix` changes it, and the result prints what the twin prints
+    # unsafe-fix: differs   `--fix --unsafe-fixes` changes it, and the result prints
+                            something else (or fails): a fix that must never be safe
+
+each `same`, `differs`, or `none` (the file stays as it was).
 """
 from __future__ import annotations
 
@@ -32,6 +41,7 @@ from .scriptrunner import run_python
 
 _HEADER = re.compile(r"^#\s*expect-(error|misbehaves|crash|ok)\b:?\s*(.*)$", re.M)
 _CODE = re.compile(r"\bSPL\d{3}\b")
+_FIX_OUTCOME = re.compile(r"^#\s*(safe-fix|unsafe-fix):\s*(same|differs|none)\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,37 @@ def run_script(path: str, timeout: float = 240) -> RunResult:
     once (sparselint/scriptrunner.py)."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
     p = run_python(path, env, timeout)
+    return RunResult(p.returncode, p.stdout, p.stderr)
+
+
+def fix_outcomes(source: str) -> dict[str, str]:
+    """The `# safe-fix:` / `# unsafe-fix:` lines of a fixture: what its fixed program computes."""
+    return dict(_FIX_OUTCOME.findall(source))
+
+
+_NOTEBOOK_RUNNER = """
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+with open(sys.argv[1], encoding="utf-8") as fh:
+    cells = [c for c in json.load(fh)["cells"] if c.get("cell_type") == "code"]
+for cell in cells:
+    src = cell["source"]
+    result = shell.run_cell("".join(src) if isinstance(src, list) else src)
+    if not result.success:
+        error = result.error_in_exec or result.error_before_exec
+        sys.stderr.write(f"{type(error).__name__}: {error}\\n")
+        sys.exit(1)
+"""
+
+
+def run_notebook(path: str, timeout: float = 240) -> RunResult:
+    """Run a notebook's code cells in order in one IPython shell, as a kernel does: a cell's
+    last expression is displayed (`Out[n]: ...` on stdout); the first error ends the run."""
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
+    path = os.path.abspath(path)
+    p = subprocess.run([sys.executable, "-c", _NOTEBOOK_RUNNER, path], capture_output=True, text=True, env=env,
+                       timeout=timeout, cwd=os.path.dirname(path))
     return RunResult(p.returncode, p.stdout, p.stderr)
 
 

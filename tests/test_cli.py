@@ -11,7 +11,7 @@ BAD = (
     "import torch\n"
     "edges = torch.tensor([[0, 1], [1, 0]])\n"
     "adj = torch.sparse_coo_tensor(edges, torch.ones(2), (2, 2))\n"
-    "print(adj.values().sum())\n"
+    "print(adj.indices().max())\n"
 )
 CLEAN = "import torch\nx = torch.ones(3)\nprint(x.sum())\n"
 
@@ -55,12 +55,12 @@ def test_concise_format_is_sorted_and_one_based(cli, tmp_path):
 def test_full_format_shows_frame_evidence_help_and_fix(cli, tmp_path):
     r = cli("--output-format", "full", write(tmp_path / "bad.py", BAD))
     out = r.stdout
-    assert "4 | print(adj.values().sum())" in out
-    assert "^^^^^^^^^^^^ SPL001" in out
+    assert "4 | print(adj.indices().max())" in out
+    assert "^^^^^^^^^^^^^ SPL001" in out
     assert "= when: at this line" in out
     assert "= because: line 3: built by `torch.sparse_coo_tensor` without `is_coalesced=True`" in out
     assert "= help:" in out
-    assert "+print(adj.coalesce().values().sum())" in out
+    assert "+print(adj.coalesce().indices().max())" in out
 
 
 def test_json_format(cli, tmp_path):
@@ -71,9 +71,9 @@ def test_json_format(cli, tmp_path):
     d = data[0]
     assert {k: d[k] for k in ("code", "name", "path", "line", "column", "end_line", "end_column")} == {
         "code": "SPL001", "name": "values-on-uncoalesced", "path": path,
-        "line": 4, "column": 7, "end_line": 4, "end_column": 19}
+        "line": 4, "column": 7, "end_line": 4, "end_column": 20}
     assert d["fix"]["applicability"] == "safe"
-    assert d["fix"]["edits"][0]["content"] == "adj.coalesce().values()"
+    assert d["fix"]["edits"][0]["content"] == "adj.coalesce().indices()"
     assert d["evidence"][0]["line"] == 3 and "uncoalesced" in d["evidence"][0]["message"]
     assert json.loads(cli("--output-format", "json", write(tmp_path / "c.py", CLEAN)).stdout) == []
 
@@ -81,7 +81,7 @@ def test_json_format(cli, tmp_path):
 def test_github_format(cli, tmp_path):
     r = cli("--output-format", "github", write(tmp_path / "bad.py", BAD))
     assert r.stdout.startswith("::error title=sparselint (SPL001),file=")
-    assert ",line=4,col=7,endLine=4,endColumn=19::SPL001 " in r.stdout
+    assert ",line=4,col=7,endLine=4,endColumn=20::SPL001 " in r.stdout
 
 
 def test_select_and_ignore(cli, tmp_path):
@@ -120,11 +120,11 @@ def test_fix_writes_and_diff_does_not(cli, tmp_path):
     path = write(tmp_path / "bad.py", BAD)
     r = cli("--diff", path)
     assert r.returncode == 1
-    assert "-print(adj.values().sum())" in r.stdout and "+print(adj.coalesce().values().sum())" in r.stdout
+    assert "-print(adj.indices().max())" in r.stdout and "+print(adj.coalesce().indices().max())" in r.stdout
     assert (tmp_path / "bad.py").read_text() == BAD
     r = cli("--fix", path)
     assert r.returncode == 0 and "Found 1 finding (1 fixed, 0 remaining)." in r.stdout
-    assert (tmp_path / "bad.py").read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
+    assert (tmp_path / "bad.py").read_text() == BAD.replace("adj.indices()", "adj.coalesce().indices()")
     assert cli("--diff", path).returncode == 0
 
 
@@ -149,10 +149,10 @@ def test_fix_keeps_crlf_encoding_bom_and_permissions(cli, tmp_path):
     bom.write_bytes(b"\xef\xbb\xbf" + BAD.encode())
     r = cli("--fix", str(crlf), str(latin), str(bom))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert crlf.read_bytes() == BAD.replace("adj.values()", "adj.coalesce().values()").replace("\n", "\r\n").encode()
+    assert crlf.read_bytes() == BAD.replace("adj.indices()", "adj.coalesce().indices()").replace("\n", "\r\n").encode()
     assert stat.S_IMODE(os.stat(crlf).st_mode) == 0o751
     assert latin.read_bytes().decode("latin-1").startswith("# -*- coding: latin-1 -*-\n# café\n")
-    assert b"adj.coalesce().values()" in latin.read_bytes()
+    assert b"adj.coalesce().indices()" in latin.read_bytes()
     assert bom.read_bytes().startswith(b"\xef\xbb\xbfimport torch")
     assert [f for f in os.listdir(tmp_path) if f.startswith(".sparselint-")] == []
 
@@ -218,7 +218,7 @@ def test_stdin(cli, tmp_path):
     r = cli("-", "--stdin-filename", "model.py", input=BAD)
     assert r.returncode == 1 and r.stdout.startswith("model.py:4:7: SPL001")
     r = cli("-", "--fix", "--stdin-filename", "model.py", input=BAD)
-    assert r.stdout == BAD.replace("adj.values()", "adj.coalesce().values()")
+    assert r.stdout == BAD.replace("adj.indices()", "adj.coalesce().indices()")
 
 
 def test_stdin_filename_wins_over_paths_with_a_warning(cli, tmp_path):
@@ -267,7 +267,7 @@ def test_fix_with_diff_shows_without_writing(cli, tmp_path):
     path = write(tmp_path / "bad.py", BAD)
     r = cli("--fix", "--diff", path)
     assert r.returncode == 1, r.stderr
-    assert "+print(adj.coalesce().values().sum())" in r.stdout
+    assert "+print(adj.coalesce().indices().max())" in r.stdout
     assert "Would fix 1 finding." in r.stderr and "Fixed" not in r.stderr
     assert (tmp_path / "bad.py").read_text() == BAD
 

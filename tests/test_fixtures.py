@@ -9,8 +9,8 @@ import pytest
 
 from sparselint.config import Settings
 from sparselint.engine import check_text
-from sparselint.testing import (actual_findings, expectation, expected_findings, findings_elsewhere,
-                                outcome_problem, run_expecting, run_script)
+from sparselint.testing import (actual_findings, expectation, expected_findings, findings_elsewhere, fix_outcomes,
+                                outcome_problem, run_expecting, run_notebook, run_script)
 
 from conftest import FIXTURES, all_fixtures, run_cli
 from sparselint.testing import has_expectation
@@ -147,3 +147,82 @@ def test_no_grad_fix_is_withheld_where_backward_would_still_fail(tmp_path):
         assert run.returncode == 0, run.stderr[-500:]
     still = run_cli("--select", "SPL102", str(target))
     assert f"{target.name}:9:1: SPL102" in still.stdout, still.stdout
+
+
+def _notebooks():
+    out = []
+    for root, dirs, files in os.walk(FIXTURES):
+        dirs.sort()
+        out.extend(os.path.relpath(os.path.join(root, f), FIXTURES) for f in sorted(files) if f.endswith(".ipynb"))
+    return out
+
+
+def _code(rel):
+    """A fixture's code: a notebook's code cells, one after the other."""
+    if not rel.endswith(".ipynb"):
+        return read(rel)
+    import json
+    cells = json.loads(read(rel))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c.get("cell_type") == "code")
+
+
+# Bad fixtures that say what their fixed program computes, each beside its hand-corrected twin.
+FOLLOWUPS = [f for f in FIXTURE_FILES + _notebooks() if "_bad." in f and fix_outcomes(_code(f))]
+
+
+def _run(path):
+    return run_notebook(path) if path.endswith(".ipynb") else run_script(path)
+
+
+def test_every_safe_fix_is_run_on_a_follow_up():
+    """Each rule that can make a safe fix has a follow-up fixture where that safe fix goes in and
+    the fixed program is compared with its corrected twin."""
+    from sparselint.engine import check_notebook
+    from sparselint.rule import all_rules
+    from sparselint.docs import fix_applicability
+    covered = set()
+    for rel in FOLLOWUPS:
+        if fix_outcomes(_code(rel)).get("safe-fix") != "same":
+            continue
+        path = os.path.join(FIXTURES, rel)
+        if rel.endswith(".ipynb"):
+            with open(path, "rb") as fh:
+                diags = check_notebook(fh.read(), path, Settings()).diagnostics
+        else:
+            diags, _, _ = check_text(read(rel), path, Settings())
+        covered |= {d.code for d in diags if d.fix is not None and d.fix.safe}
+    safe = {r.code for r in all_rules() if "safe" in fix_applicability(r).split(" or ")}
+    assert safe <= covered, f"safe fixes never run on a follow-up: {sorted(safe - covered)}"
+    assert any(rel.endswith(".ipynb") for rel in FOLLOWUPS)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("unsafe", [False, True], ids=["fix", "unsafe-fixes"])
+@pytest.mark.parametrize("rel", FOLLOWUPS)
+def test_fix_computes_what_the_corrected_program_computes(rel, unsafe, tmp_path):
+    """A safe fix never changes what the program computes: applied to a bad fixture whose
+    result is used afterwards (indexed, fed to dense ops, read in a function from a global, on
+    a parameter, in a notebook), the fixed program prints what the hand-corrected twin prints.
+    A fix whose program differs must be unsafe, and the fixture says so."""
+    source = read(rel)
+    outcomes = fix_outcomes(_code(rel))
+    want = outcomes["unsafe-fix" if unsafe else "safe-fix"]
+    if want == "differs":
+        assert outcomes["safe-fix"] == "none", f"{rel}: a fix that changes the result went in with --fix alone"
+    target = tmp_path / os.path.basename(rel)
+    shutil.copy(os.path.join(FIXTURES, rel), target)
+    run_cli("--fix", *(["--unsafe-fixes"] if unsafe else []), str(target))
+    fixed = target.read_text()
+    if want == "none":
+        assert fixed == source, f"{rel}: a fix went in"
+        return
+    assert fixed != source, f"{rel}: no fix went in"
+    good = _run(os.path.join(FIXTURES, rel.replace("_bad.", "_good.")))
+    assert good.returncode == 0 and good.stdout, good.stderr[-500:]
+    run = _run(str(target))
+    computes = run.returncode == 0 and run.stdout == good.stdout
+    if want == "same":
+        assert computes, (f"{rel}: the fixed program (rc={run.returncode}: {run.final_exception()}) printed\n"
+                          f"{run.stdout}\nwhere the corrected one printed\n{good.stdout}")
+    else:
+        assert not computes, f"{rel}: the fixed program computes what the corrected one does: say `same`"

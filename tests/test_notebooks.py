@@ -30,7 +30,7 @@ def test_findings_point_at_cells(cli, tmp_path):
     r = cli("--no-cache", str(path))
     assert r.returncode == 1
     lines = [l for l in r.stdout.splitlines() if "SPL" in l]
-    message = ("SPL001 [*] `adj.values()` on an uncoalesced sparse tensor raises "
+    message = ("SPL001 `adj.values()` on an uncoalesced sparse tensor raises "
                "`RuntimeError: Cannot get values on an uncoalesced tensor` at this line")
     # cell 3 starts with a line magic: the magic is masked and the rest is checked
     assert lines == [f"{path}:cell 3:2:7: {message}", f"{path}:cell 4:1:10: {message}"]
@@ -40,7 +40,7 @@ def test_findings_point_at_cells(cli, tmp_path):
 
 def test_fix_rewrites_only_the_code(cli, tmp_path):
     path = write(tmp_path)
-    r = cli("--fix", str(path))
+    r = cli("--fix", "--unsafe-fixes", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
     fixed = json.loads(path.read_text())
     assert fixed["cells"][3]["source"] == ["degree = adj.coalesce().values().sum()\n",
@@ -109,7 +109,7 @@ def test_a_notebook_on_stdin(cli, tmp_path):
     r = cli("--no-cache", "--stdin-filename", "clean.py", input="x = 1\n", cwd=tmp_path)
     assert r.returncode == 0 and "other.py" not in r.stdout
     # --fix on stdin prints the fixed notebook
-    r = cli("-", "--fix", "--stdin-filename", "demo.ipynb", input=data)
+    r = cli("-", "--fix", "--unsafe-fixes", "--stdin-filename", "demo.ipynb", input=data)
     fixed = json.loads(r.stdout)
     assert fixed["cells"][1]["source"] == ["deg = adj.coalesce().values().sum()\n"]
 
@@ -164,3 +164,23 @@ def test_a_finding_in_a_module_the_notebook_calls_names_the_cell_of_the_call(cli
     assert path.read_text() == before
     assert "return adj.values().sum()  # noqa: SPL001\n" in (tmp_path / "helpers.py").read_text()
     assert cli("--no-cache", "train.ipynb", cwd=tmp_path).returncode == 0
+
+
+def test_a_cells_last_expression_is_displayed_not_discarded(cli, tmp_path):
+    """`adj.coalesce()` as a cell's last line shows the coalesced tensor: SPL002 does not fire
+    there and --fix never rebinds it; the same call anywhere else in a cell is still reported."""
+    path = notebook(tmp_path, [
+        SETUP,
+        ["adj.coalesce()\n", "# shown as the cell's output\n"],
+        ["adj.coalesce()\n", "n = 2\n"],                   # not last: the result is thrown away
+        ["adj.coalesce();\n"],                             # a trailing semicolon hides the output
+        ["if True:\n", "    adj.coalesce()\n"],            # IPython shows a top-level expression only
+        ["print(adj._indices().tolist())"],
+    ])
+    r = cli("--no-cache", "--select", "SPL002", str(path))
+    found = [l.split(": SPL")[0] for l in r.stdout.splitlines() if ": SPL002" in l]
+    assert found == [f"{path}:cell 3:1:1", f"{path}:cell 4:1:1", f"{path}:cell 5:2:5"], r.stdout
+    assert cli("--fix", "--select", "SPL002", str(path)).returncode == 0
+    cells = [c["source"] for c in json.loads(path.read_text())["cells"]]
+    assert cells[1] == ["adj.coalesce()\n", "# shown as the cell's output\n"]
+    assert cells[2][0] == "adj = adj.coalesce()\n"

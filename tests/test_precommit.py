@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 
-BAD = ("import torch\nadj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\nprint(adj.values())\n")
+BAD = ("import torch\nadj = torch.sparse_coo_tensor(e, torch.ones(2), (2, 2))\nprint(adj.indices().max())\n")
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -45,7 +45,7 @@ def test_check_hook_fails_on_a_staged_hazard_and_passes_once_fixed(tmp_path, pre
     r = try_repo(repo, "sparselint", pre_commit_home)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "model.py:3:7: SPL001" in r.stdout
-    (repo / "model.py").write_text(BAD.replace("adj.values()", "adj.coalesce().values()"))
+    (repo / "model.py").write_text(BAD.replace("adj.indices()", "adj.coalesce().indices()"))
     git(repo, "add", "model.py")
     r = try_repo(repo, "sparselint", pre_commit_home)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -55,7 +55,7 @@ def test_fix_hook_rewrites_the_file(tmp_path, pre_commit_home):
     repo = staged_repo(tmp_path, "model.py", BAD)
     r = try_repo(repo, "sparselint-fix", pre_commit_home)
     assert r.returncode == 1  # pre-commit fails a hook that changed files
-    assert (repo / "model.py").read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
+    assert (repo / "model.py").read_text() == BAD.replace("adj.indices()", "adj.coalesce().indices()")
 
 
 def test_no_staged_python_files_is_a_pass(tmp_path, pre_commit_home):

@@ -29,6 +29,8 @@ each `same`, `differs`, or `none` (the file stays as it was).
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import os
 import re
 import tokenize

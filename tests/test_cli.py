@@ -169,7 +169,7 @@ def test_fix_writes_through_a_symlink_and_keeps_it(cli, tmp_path):
     r = cli("--fix", str(link))
     assert r.returncode == 0, r.stdout + r.stderr
     assert link.is_symlink() and os.readlink(link) == os.path.join("..", "real", "bad.py")
-    assert target.read_text() == BAD.replace("adj.values()", "adj.coalesce().values()")
+    assert target.read_text() == BAD.replace("adj.indices()", "adj.coalesce().indices()")
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
     assert os.listdir(tmp_path / "work") == ["bad.py"] and os.listdir(tmp_path / "real") == ["bad.py"]
 
@@ -182,7 +182,7 @@ def test_fix_keeps_hard_links_together(cli, tmp_path):
     inode = os.stat(first).st_ino
     r = cli("--fix", str(first))
     assert r.returncode == 0, r.stdout + r.stderr
-    fixed = BAD.replace("adj.values()", "adj.coalesce().values()").replace("\n", "\r\n").encode()
+    fixed = BAD.replace("adj.indices()", "adj.coalesce().indices()").replace("\n", "\r\n").encode()
     assert first.read_bytes() == fixed and second.read_bytes() == fixed
     assert os.stat(first).st_ino == inode and os.stat(first).st_nlink == 2
 

@@ -18,8 +18,8 @@ SAFE = (
     "import torch\n"
     "edges = torch.tensor([[0, 1], [1, 0]])\n"
     "adj = torch.sparse_coo_tensor(edges, torch.ones(2), (2, 2))\n"
-    "print(adj.values().sum())\n"
-    "print(adj.indices())\n"
+    "print(adj.indices().max())\n"
+    "print(adj.indices().min())\n"
 )
 UNSAFE = (
     "import torch\n"
@@ -142,7 +142,7 @@ NB = {
          "source": ["import torch\n", "edges = torch.tensor([[0, 1], [1, 0]])\n",
                     "adj = torch.sparse_coo_tensor(edges, torch.ones(2), (2, 2))\n"]},
         {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
-         "source": ["x = 1\n", "print(adj.values().sum())\n", "y = 2"]},
+         "source": ["x = 1\n", "print(adj.indices().max())\n", "y = 2"]},
     ],
 }
 
@@ -156,12 +156,12 @@ def test_notebook_diff_is_per_cell_and_fix_keeps_every_other_byte(cli, tmp_path)
     assert r.returncode == 1
     assert r.stdout.splitlines() == [
         f"--- {path}:cell 3", f"+++ {path}:cell 3", "@@ -1,3 +1,3 @@",
-        " x = 1", "-print(adj.values().sum())", "+print(adj.coalesce().values().sum())", " y = 2"], r.stdout
+        " x = 1", "-print(adj.indices().max())", "+print(adj.coalesce().indices().max())", " y = 2"], r.stdout
     assert path.read_text() == text
     r = cli("--no-cache", "--fix", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert path.read_bytes() == text.replace('"print(adj.values().sum())\\n"',
-                                             '"print(adj.coalesce().values().sum())\\n"').encode()
+    assert path.read_bytes() == text.replace('"print(adj.indices().max())\\n"',
+                                             '"print(adj.coalesce().indices().max())\\n"').encode()
 
 
 # --- 21: what ruff users reach for ---------------------------------------------------------
@@ -187,7 +187,7 @@ def test_output_formats_of_ruff(cli, tmp_path):
     root = ET.fromstring(cli("--no-cache", clean, "--output-format", "junit").stdout)
     assert root.get("failures") == "0" and root.find("testsuite/testcase").get("name") == "No findings"
     r = cli(*args, "--output-format", "pylint")
-    assert r.stdout.splitlines()[0].startswith(f"{bad}:4: [SPL001] `adj.values()`")
+    assert r.stdout.splitlines()[0].startswith(f"{bad}:4: [SPL001] `adj.indices()`")
     assert r.stdout.splitlines()[2].startswith(f"{nb}:cell 3:2: [SPL001]")
     assert "Found" not in r.stdout and len(r.stdout.splitlines()) == 3
     r = cli(*args, "--output-format", "grouped")
@@ -203,8 +203,8 @@ def test_output_formats_of_ruff(cli, tmp_path):
     assert doc["source"]["name"] == "sparselint" and len(doc["diagnostics"]) == 3
     d = doc["diagnostics"][0]
     assert d["code"]["value"] == "SPL001" and d["location"]["path"] == bad
-    assert d["location"]["range"] == {"start": {"line": 4, "column": 7}, "end": {"line": 4, "column": 19}}
-    assert d["suggestions"][0]["text"] == "adj.coalesce().values()"
+    assert d["location"]["range"] == {"start": {"line": 4, "column": 7}, "end": {"line": 4, "column": 20}}
+    assert d["suggestions"][0]["text"] == "adj.coalesce().indices()"
     assert "range" not in doc["diagnostics"][2]["location"]
 
 

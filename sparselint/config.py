@@ -41,7 +41,8 @@ class Settings:
         rel = os.path.relpath(os.path.abspath(path), self.root or os.getcwd())
         out: list[str] = []
         for pattern, codes in self.per_file_ignores:
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+            # as with exclude: `./src/gen.py` and `src/gen.py` name the same file
+            if fnmatch.fnmatch(rel, os.path.normpath(pattern)) or fnmatch.fnmatch(os.path.basename(path), pattern):
                 out.extend(codes)
         return tuple(out)
 

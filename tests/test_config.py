@@ -94,3 +94,13 @@ def test_a_target_torch_version_without_a_table_is_a_warning_naming_the_tables(c
     for version in (shipped[0], shipped[-1].rsplit(".", 1)[0], shipped[-1].rsplit(".", 1)[0] + ".9"):
         project(tmp_path, f'target-torch-version = "{version}"\n')
         assert "target-torch-version" not in run(cli, tmp_path, "pkg").stderr, version
+
+
+def test_a_per_file_ignore_written_from_the_project_folder_matches(cli, tmp_path):
+    """As with exclude: `./pkg/model.py` names the same file as `pkg/model.py`, whatever folder
+    the run starts in."""
+    project(tmp_path, '[tool.sparselint.per-file-ignores]\n"./pkg/model.py" = ["SPL001"]\n')
+    r = run(cli, tmp_path, ".")
+    assert "test_model.py" in r.stdout and "pkg/model.py" not in r.stdout, r.stdout
+    r = cli("--no-cache", "model.py", cwd=tmp_path / "pkg")
+    assert r.returncode == 0, r.stdout

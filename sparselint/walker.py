@@ -26,6 +26,7 @@ from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 _NO_VALUE = object()  # a bare `return`
 # Annotations that never name a model class of the project.
 _NOT_MODELS = frozenset({"Tensor", "Optional", "Any", "List", "Dict", "Tuple", "Union", "Callable", "Sequence",
@@ -379,6 +380,7 @@ class Walker:
             return state
         if isinstance(node, cst.If):
             self.header(node, [node.test], state)
+            state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
             if decided is True:
@@ -405,10 +407,12 @@ class Walker:
             self.ctx.statement = self.ctx.line_node = node
             self.calls.prepare(node.iter, state)
             self.dispatch(node.iter, state)
+            state = inf.bind_walrus(node.iter, state)
             return self.loop(node, state, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         if isinstance(node, cst.While):
             self.header(node, [node.test], state)
-            return self.loop(node, state, lambda s: s.copy())
+            state = inf.bind_walrus(node.test, state)
+            return self.loop(node, state, lambda s: inf.bind_walrus(node.test, s).copy())
         if isinstance(node, cst.With):
             return self.with_block(node, state)
         if isinstance(node, (cst.Try, cst.TryStar)):
@@ -427,6 +431,7 @@ class Walker:
             return out
         if isinstance(node, cst.Match):
             self.header(node, [node.subject], state)
+            state = inf.bind_walrus(node.subject, state)
             out = None
             for case in node.cases:
                 end = self._branch(lambda c=case: self.block(c.body.body, state.copy()))[0]
@@ -475,16 +480,27 @@ class Walker:
             mode = self._grad_mode_of(item.item)
             if mode is not None:
                 inf.grad_enabled = mode
-        out = state.copy()
+        out = inf.bind_walrus(node, state).copy()
         for item in node.items:
             if item.asname is not None:
-                p = dotted(item.asname.name)
-                if p:
-                    out.bind(p, None)
+                # what `__enter__` returns is followed for `contextlib.nullcontext(x)` (`x`
+                # itself); any other manager's is not known
+                inf._bind(item.asname.name, self._entered(item.item, state), out, None)
         try:
             return self.block(node.body.body, out)
         finally:
             inf.grad_enabled = previous
+
+    def _entered(self, expr: cst.BaseExpression, state: State) -> Optional[Fact]:
+        inf = self.ctx.inference
+        if not isinstance(expr, cst.Call) or inf.names.qualify(expr.func) != "contextlib.nullcontext":
+            return None
+        if not expr.args:
+            return Const(value=None)
+        if len(expr.args) != 1 or expr.args[0].star or (expr.args[0].keyword is not None
+                                                        and expr.args[0].keyword.value != "enter_result"):
+            return None
+        return inf.fact(expr.args[0].value, state)
 
     def _grad_mode_of(self, expr: cst.BaseExpression) -> Optional[bool]:
         names = self.ctx.inference.names
@@ -509,12 +525,32 @@ class Walker:
         parents = self.ctx.parents
 
         refine = self.ctx.inference.refine
+        bind = self.ctx.inference.bind_loop_target
 
         def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode], st: State) -> None:
             parents[node] = parent
             self._call_hooks(node, st)
             t = type(node)
             if t in _NOT_ENTERED_TYPES:
+                return
+            if t in _COMPREHENSIONS:
+                # a comprehension's expression sees its targets bound to the iterated elements
+                inner = st
+                comp = node.for_in
+                owner = node
+                while comp is not None:
+                    parents[comp] = owner
+                    self._call_hooks(comp, inner)
+                    walk(comp.iter, comp, inner)
+                    inner = bind(comp.target, comp.iter, inner)
+                    walk(comp.target, comp, inner)
+                    for c in comp.ifs:
+                        walk(c, comp, inner)
+                    owner, comp = comp, comp.inner_for_in
+                for part in ("elt", "key", "value"):
+                    sub = getattr(node, part, None)
+                    if sub is not None:
+                        walk(sub, node, inner)
                 return
             if t is cst.IfExp:
                 # `a if x.layout == torch.sparse_csr else b`: each arm sees what the test says

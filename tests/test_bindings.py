@@ -163,3 +163,18 @@ def test_with_nullcontext_binds_the_value_and_other_managers_leave_it_unknown():
         with open("f") as z:
             z.values()
     """) == [2]
+
+
+def test_unpacking_a_value_two_branches_disagree_on_is_unknown():
+    # two sizes joined: their numbers are not known (this once stopped the analysis of the file)
+    assert codes("""
+        if flag:
+            size = (3, 3)
+        else:
+            size = (2, 2)
+        rows, cols = size
+        for r, k in [size]:
+            pass
+        a, b = s, 1
+        a.values()
+    """) == [9]

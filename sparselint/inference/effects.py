@@ -524,7 +524,7 @@ def elements_of(fact) -> Optional[tuple]:
     """The facts of the elements a value unpacks to, by position, when their number is known."""
     if isinstance(fact, Items):
         return fact.items
-    if isinstance(fact, Literal):
+    if isinstance(fact, Literal) and isinstance(fact.value, tuple):  # (a join of two sizes is not)
         return tuple(Literal(v) if isinstance(v, tuple) else Scalar(value=v) for v in fact.value)
     if isinstance(fact, Const) and isinstance(fact.value, tuple):
         return tuple(Const(value=v) for v in fact.value)

@@ -16,7 +16,7 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from .facts import Const, Fact, Instance, Items, Module, Scalar, Tensor, attr_of, join
 from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
@@ -112,7 +112,8 @@ class Walker:
                 if m is not init:
                     reassigned |= {p for p in assigned_names(m.body.body, attributes=True) if p.startswith("self.")}
             self_facts.update({k: v for k, v in final.env.items()
-                               if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}})
+                               if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}
+                               and not _mutable(v)})
         for m in methods:
             if m is not init:
                 self.function(m, outer, initial=self_facts)
@@ -336,7 +337,7 @@ class Walker:
         counts: dict[str, int] = {}
         for p in assigned_names(body, attributes=True, count=counts):
             pass
-        return {k: v for k, v in final.env.items() if counts.get(k.split(".")[0], 0) <= 1}
+        return {k: v for k, v in final.env.items() if counts.get(k.split(".")[0], 0) <= 1 and not _mutable(v)}
 
     # -- statements --------------------------------------------------------------------
 
@@ -480,7 +481,9 @@ class Walker:
             mode = self._grad_mode_of(item.item)
             if mode is not None:
                 inf.grad_enabled = mode
-        out = inf.bind_walrus(node, state).copy()
+        out = state.copy()
+        for item in node.items:
+            out = inf.bind_walrus(item.item, out)
         for item in node.items:
             if item.asname is not None:
                 # what `__enter__` returns is followed for `contextlib.nullcontext(x)` (`x`
@@ -574,6 +577,11 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _mutable(fact) -> bool:
+    """A list whose elements are known where it is built: another function may edit it."""
+    return isinstance(fact, Items) and fact.kind != "tuple"
 
 
 def _config_arg(fact) -> Optional[ConfigArg]:

@@ -178,3 +178,37 @@ def test_unpacking_a_value_two_branches_disagree_on_is_unknown():
         a, b = s, 1
         a.values()
     """) == [9]
+
+
+def test_a_generator_or_a_list_another_function_can_edit_is_not_followed():
+    # a generator held by a name is consumed by its first loop: the second loop never runs;
+    # a list held by an attribute or a global can be edited by another method or function
+    assert codes("""
+        g = (t for t in [s])
+        for x in g:
+            pass
+        for x in g:
+            x.values()
+        ITEMS = [s]
+
+
+        def clear():
+            ITEMS.clear()
+
+
+        def use():
+            for t in ITEMS:
+                t.values()
+
+
+        class Holder:
+            def __init__(self):
+                self.items = [s]
+
+            def drop(self):
+                self.items.pop()
+
+            def use(self):
+                for t in self.items:
+                    t.values()
+    """) == []

@@ -275,6 +275,8 @@ class Effects:
         path = dotted(target)
         if path is None:
             return
+        if isinstance(fact, Items) and fact.kind == "generator":
+            fact = None  # a generator held by a name is consumed by its first use: not followed
         if isinstance(target, cst.Attribute) and target.attr.value == "data":
             # `p.data = p.data.coalesce()` swaps the storage of `p`, keeping its autograd identity.
             owner = dotted(target.value)

@@ -20,7 +20,7 @@ from typing import Optional
 import libcst as cst
 
 from .diagnostics import Evidence
-from .facts import Callee, Const, Fact, Instance, Module, Optimizer, Params, Scalar, Tensor, with_evidence
+from .facts import Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, with_evidence
 from .names import dotted
 from .syntax import assigned_names, parameters_of
 from .tree import walk
@@ -226,7 +226,7 @@ class Calls:
     def _invoke(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
         if target.node is None:
             attrs = self._fields(target.klass, call, state)
-            return Outcome(returned=Instance(cls=target.name, attrs=attrs,
+            return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
                                              evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
         bound, paths, known = self._bind(target, call, state)
         # A function of another module is analysed even when nothing it is passed is known:
@@ -314,7 +314,7 @@ class Calls:
                 elif (isinstance(small, cst.Assign) and len(small.targets) == 1
                       and isinstance(small.targets[0].target, cst.Name)):
                     fields[small.targets[0].target.value] = literal_fact(small.value)
-        if any(_decorator_name(d) == "dataclass" for d in klass.decorators):
+        if any(_decorator_name(d) == "dataclass" for d in klass.decorators) or _tuple_fields(klass) is not None:
             positional = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args) or len(positional) > len(order):
                 return ()
@@ -547,6 +547,14 @@ def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, 
     return out
 
 
+def _tuple_fields(klass: cst.ClassDef) -> Optional[tuple]:
+    """The fields of a `typing.NamedTuple` class in order (what unpacking an instance binds)."""
+    if not any(dotted(b.value) in ("NamedTuple", "typing.NamedTuple") for b in klass.bases):
+        return None
+    return tuple(small.target.value for line in klass.body.body if isinstance(line, cst.SimpleStatementLine)
+                 for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name))
+
+
 def _relevant(fact, depth: int = 0) -> bool:
     """A fact a hazard can hang on: something sparse, in a graph, with sparse gradients, or
     an object that leads to one. Calls that pass only other facts (a dense
@@ -562,6 +570,8 @@ def _relevant(fact, depth: int = 0) -> bool:
         return fact.params is not None and _relevant(fact.params, depth + 1)
     if isinstance(fact, Instance):
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
+    if isinstance(fact, Items):
+        return depth < 3 and any(_relevant(v, depth + 1) for v in fact.items)
     # a function passed as a value is followed with the other facts of its call, not alone
     return False
 
@@ -595,6 +605,8 @@ def _portable(fact, ctx, path: str):
         out = replace(out, values_of=_portable(fact.values_of, ctx, path))
     if getattr(fact, "attrs", ()):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
+    if isinstance(fact, Items):
+        out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
 
 

@@ -163,6 +163,18 @@ class Instance:
     # every key of a dict, also those whose value is not known (`attrs` holds only known
     # ones): None when the keys are not all known
     keys: Optional[tuple[str, ...]] = None
+    # a NamedTuple's fields in order: what unpacking it binds
+    fields: Optional[tuple[str, ...]] = None
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Items:
+    """A tuple, list or generator whose elements' facts are known by position (an element
+    whose fact is not known is None): what unpacking, a `for` or a comprehension binds."""
+
+    items: tuple[Optional["Fact"], ...]
+    kind: str = "tuple"  # "tuple", "list" (mutable: edits make it unknown) or "generator"
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
@@ -177,7 +189,7 @@ class Callee:
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
-Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee]
+Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee, Items]
 
 
 def attr_of(attrs: tuple, name: str):
@@ -185,6 +197,14 @@ def attr_of(attrs: tuple, name: str):
         if key == name:
             return fact
     return None
+
+
+def join_all(facts) -> Optional[Fact]:
+    """What every one of several values (the elements a loop binds in turn) agrees on."""
+    out, first = None, True
+    for f in facts:
+        out, first = (f if first else join(out, f)), False
+    return out
 
 
 def with_evidence(fact, ev: Evidence):
@@ -208,6 +228,10 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
         return a if len(a.evidence) <= len(b.evidence) else b
     if isinstance(a, (Callee, Const)) or (isinstance(a, Instance) and a.cls != b.cls):
         return None  # two different values: a literal is known only when it is one value
+    if isinstance(a, Items):
+        if a.kind != b.kind or len(a.items) != len(b.items):
+            return None
+        return Items(tuple(join(x, y) for x, y in zip(a.items, b.items)), a.kind, a.evidence)
     changes = {}
     for f in fields(a):
         if f.name == "evidence":

@@ -16,7 +16,7 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from .facts import Const, Fact, Instance, Items, Module, Scalar, Tensor, attr_of, join
 from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
@@ -26,6 +26,7 @@ from .tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 _NO_VALUE = object()  # a bare `return`
 # Annotations that never name a model class of the project.
 _NOT_MODELS = frozenset({"Tensor", "Optional", "Any", "List", "Dict", "Tuple", "Union", "Callable", "Sequence",
@@ -111,7 +112,8 @@ class Walker:
                 if m is not init:
                     reassigned |= {p for p in assigned_names(m.body.body, attributes=True) if p.startswith("self.")}
             self_facts.update({k: v for k, v in final.env.items()
-                               if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}})
+                               if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}
+                               and not _mutable(v)})
         for m in methods:
             if m is not init:
                 self.function(m, outer, initial=self_facts)
@@ -335,7 +337,7 @@ class Walker:
         counts: dict[str, int] = {}
         for p in assigned_names(body, attributes=True, count=counts):
             pass
-        return {k: v for k, v in final.env.items() if counts.get(k.split(".")[0], 0) <= 1}
+        return {k: v for k, v in final.env.items() if counts.get(k.split(".")[0], 0) <= 1 and not _mutable(v)}
 
     # -- statements --------------------------------------------------------------------
 
@@ -379,6 +381,7 @@ class Walker:
             return state
         if isinstance(node, cst.If):
             self.header(node, [node.test], state)
+            state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
             if decided is True:
@@ -405,10 +408,12 @@ class Walker:
             self.ctx.statement = self.ctx.line_node = node
             self.calls.prepare(node.iter, state)
             self.dispatch(node.iter, state)
+            state = inf.bind_walrus(node.iter, state)
             return self.loop(node, state, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         if isinstance(node, cst.While):
             self.header(node, [node.test], state)
-            return self.loop(node, state, lambda s: s.copy())
+            state = inf.bind_walrus(node.test, state)
+            return self.loop(node, state, lambda s: inf.bind_walrus(node.test, s).copy())
         if isinstance(node, cst.With):
             return self.with_block(node, state)
         if isinstance(node, (cst.Try, cst.TryStar)):
@@ -427,6 +432,7 @@ class Walker:
             return out
         if isinstance(node, cst.Match):
             self.header(node, [node.subject], state)
+            state = inf.bind_walrus(node.subject, state)
             out = None
             for case in node.cases:
                 end = self._branch(lambda c=case: self.block(c.body.body, state.copy()))[0]
@@ -477,14 +483,27 @@ class Walker:
                 inf.grad_enabled = mode
         out = state.copy()
         for item in node.items:
+            out = inf.bind_walrus(item.item, out)
+        for item in node.items:
             if item.asname is not None:
-                p = dotted(item.asname.name)
-                if p:
-                    out.bind(p, None)
+                # what `__enter__` returns is followed for `contextlib.nullcontext(x)` (`x`
+                # itself); any other manager's is not known
+                inf._bind(item.asname.name, self._entered(item.item, state), out, None)
         try:
             return self.block(node.body.body, out)
         finally:
             inf.grad_enabled = previous
+
+    def _entered(self, expr: cst.BaseExpression, state: State) -> Optional[Fact]:
+        inf = self.ctx.inference
+        if not isinstance(expr, cst.Call) or inf.names.qualify(expr.func) != "contextlib.nullcontext":
+            return None
+        if not expr.args:
+            return Const(value=None)
+        if len(expr.args) != 1 or expr.args[0].star or (expr.args[0].keyword is not None
+                                                        and expr.args[0].keyword.value != "enter_result"):
+            return None
+        return inf.fact(expr.args[0].value, state)
 
     def _grad_mode_of(self, expr: cst.BaseExpression) -> Optional[bool]:
         names = self.ctx.inference.names
@@ -509,12 +528,32 @@ class Walker:
         parents = self.ctx.parents
 
         refine = self.ctx.inference.refine
+        bind = self.ctx.inference.bind_loop_target
 
         def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode], st: State) -> None:
             parents[node] = parent
             self._call_hooks(node, st)
             t = type(node)
             if t in _NOT_ENTERED_TYPES:
+                return
+            if t in _COMPREHENSIONS:
+                # a comprehension's expression sees its targets bound to the iterated elements
+                inner = st
+                comp = node.for_in
+                owner = node
+                while comp is not None:
+                    parents[comp] = owner
+                    self._call_hooks(comp, inner)
+                    walk(comp.iter, comp, inner)
+                    inner = bind(comp.target, comp.iter, inner)
+                    walk(comp.target, comp, inner)
+                    for c in comp.ifs:
+                        walk(c, comp, inner)
+                    owner, comp = comp, comp.inner_for_in
+                for part in ("elt", "key", "value"):
+                    sub = getattr(node, part, None)
+                    if sub is not None:
+                        walk(sub, node, inner)
                 return
             if t is cst.IfExp:
                 # `a if x.layout == torch.sparse_csr else b`: each arm sees what the test says
@@ -538,6 +577,11 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _mutable(fact) -> bool:
+    """A list whose elements are known where it is built: another function may edit it."""
+    return isinstance(fact, Items) and fact.kind != "tuple"
 
 
 def _config_arg(fact) -> Optional[ConfigArg]:

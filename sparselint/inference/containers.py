@@ -8,8 +8,8 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Literal, Module, Params, Scalar, Tensor, attr_of, grad_layout_of,
-                     union_flags, union_params)
+from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Params, Scalar, Tensor, attr_of,
+                     grad_layout_of, union_flags, union_params)
 from ..models import DENSE, SPARSE, Flags
 from ..names import dotted
 from .values import _UNKNOWN, ABSENT, literal
@@ -93,9 +93,67 @@ class ContainerFacts:
                 else:
                     part = None
             if part is None:
-                return None
+                return self._items(node, state)
             out = part if out is None else union_params(out, part)
         return out
+
+    def _items(self, node, state: State) -> Optional[Items]:
+        """`(x, 3)`, `[a, b]`: the facts of the elements by position, for unpacking and loops."""
+        if any(isinstance(el, cst.StarredElement) for el in node.elements):
+            return None
+        facts = tuple(self.fact(el.value, state) for el in node.elements)
+        if all(f is None for f in facts):
+            return None
+        return Items(facts, "list" if isinstance(node, cst.List) else "tuple")
+
+    def _scratch(self, state: State) -> State:
+        """A copy of the state to bind a comprehension's target in, kept alive for as long as
+        the facts memoised against it (the memo is keyed by the state's identity)."""
+        out = state.copy()
+        memo = getattr(self, "_memo", None)
+        if memo is not None:
+            memo.setdefault("scratch", []).append(out)
+        return out
+
+    def _comprehended(self, node, state: State) -> Optional[Fact]:
+        """`[f(t) for t in [a, b]]`, `{k: t for k, t in pairs}`, `(t for t in xs)` over
+        elements that are all known: the list, dict or generator of what each one gives."""
+        states = [state]
+        comp = node.for_in
+        while comp is not None:
+            if comp.asynchronous is not None:
+                return None
+            nxt = []
+            for s in states:
+                elements = self.iterated(comp.iter, s)
+                if elements is None:
+                    return None
+                for e in elements:
+                    inner = self._scratch(s)
+                    self._bind(comp.target, e, inner, None)
+                    kept = [self.truth(c.test, inner) for c in comp.ifs]
+                    if None in kept:
+                        return None
+                    if all(kept):
+                        nxt.append(inner)
+            states = nxt
+            if len(states) > _MAX_COMPREHENDED:
+                return None
+            comp = comp.inner_for_in
+        if isinstance(node, cst.DictComp):
+            attrs, keys = [], []
+            for s in states:
+                key = self.value(node.key, s)
+                if not isinstance(key, str):
+                    return None
+                fact = self.fact(node.value, s)
+                attrs = [(k, v) for k, v in attrs if k != key] + ([(key, fact)] if fact is not None else [])
+                keys = [k for k in keys if k != key] + [key]
+            return Instance(cls="dict", attrs=tuple(attrs), keys=tuple(keys))
+        facts = tuple(self.fact(node.elt, s) for s in states)
+        if isinstance(node, cst.ListComp):
+            return Items(facts, "list")
+        return Items(facts, "generator") if isinstance(node, cst.GeneratorExp) else None
 
     def _param_group(self, node: cst.Dict, state: State) -> Optional[Params]:
         params, decay = None, None
@@ -181,6 +239,9 @@ class ContainerFacts:
             evidence += m.evidence
         flags = union_flags(f for _, f in parts)
         return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts), evidence=evidence)
+
+
+_MAX_COMPREHENDED = 64  # elements a comprehension is evaluated for, one by one
 
 
 def _parameter_of(flags: Flags, evidence) -> Tensor:

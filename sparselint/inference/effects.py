@@ -10,8 +10,8 @@ import libcst as cst
 
 from .. import torchapi as api
 from ..diagnostics import Evidence
-from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Module, Optimizer, Params, Scalar, Tensor, element_of,
-                     union_flags)
+from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
+                     attr_of, element_of, join_all, union_flags)
 from ..models import NONE as NO_GRADS
 from ..names import dotted
 from ..tree import children
@@ -19,6 +19,11 @@ from ..tree import children
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 # Methods that change what a dict holds.
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
+# Methods of a list that leave it as it is.
+_LIST_READS = frozenset({"copy", "index", "count"})
+# Builtins that read a list passed to them without changing it.
+_READS_LIST = frozenset({"len", "enumerate", "zip", "list", "tuple", "iter", "sorted", "reversed", "print", "any",
+                         "all", "sum", "min", "max", "isinstance", "str", "repr"})
 from .values import _CONSTANTS, _UNKNOWN, arg, literal
 from .state import State
 
@@ -33,6 +38,7 @@ class Effects:
         out = state.copy()
         for node in (self.calls.calls_in(stmt) if self.calls is not None else _calls_in(stmt)):
             if isinstance(node, cst.Call):
+                self._passed_lists(node, out)
                 self._call_effect(node, out)
             elif type(node.operator) is cst.Multiply:
                 self._sparse_times_effect(node.left, node.right, out, node)
@@ -41,6 +47,7 @@ class Effects:
                 # `p @ x` / `x @ p`: a sparse parameter in a dense product gets a dense grad
                 self._sparse_operand_effect("@", node.left, node.right, out, node)
                 self._sparse_operand_effect("@", node.right, node.left, out, node)
+        self._bind_walrus(stmt, out)
         if isinstance(stmt, cst.Assign):
             for target in stmt.targets:
                 self._bind(target.target, value_fact, out, value)
@@ -48,6 +55,8 @@ class Effects:
             self._bind(stmt.target, value_fact, out, stmt.value)
         elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript):
             self._dict_item_set(stmt.target, None, out)  # `cfg["lr"] *= 2`: the value is not followed
+        elif isinstance(stmt, cst.AugAssign) and isinstance(state.env.get(dotted(stmt.target) or ""), Items):
+            out.bind(dotted(stmt.target), None)  # `items += [...]`: its elements are not followed
         elif isinstance(stmt, cst.AugAssign):
             target, path = self.tensor(stmt.target, state), dotted(stmt.target)
             after = self._probed(stmt, state, target)
@@ -144,7 +153,7 @@ class Effects:
         out = state.copy()
         it = self.fact(iterable, state)
         where = iterable
-        if isinstance(it, Params):
+        if isinstance(it, Params) and not _display(iterable):
             element = element_of(it, where)
             if it.named and isinstance(target, cst.Tuple) and len(target.elements) == 2:
                 first = dotted(target.elements[0].value)
@@ -155,14 +164,110 @@ class Effects:
             if p:
                 out.bind(p, element)
                 return out
+        elements = self.iterated(iterable, state)
+        if elements:
+            # every iteration binds one element: what holds in the body holds for all of them
+            self._bind(target, join_all(elements), out, None)
+            return out
         for name in _target_paths(target):
             out.bind(name, None)
         return out
 
-    def _bind(self, target: cst.BaseExpression, fact: Optional[Fact], state: State, value) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+    def iterated(self, node: cst.BaseExpression, state: State) -> Optional[tuple]:
+        """The facts a `for` over `node` binds in turn (None for an element not known), when
+        how many elements there are is known: a list or tuple, `enumerate`, `zip`, and the
+        keys, values or items of a dict whose keys are all known."""
+        if _display(node):
+            # the elements themselves (a display of leaves is also a parameter collection)
+            return tuple(self.fact(el.value, state) for el in node.elements)
+        if isinstance(node, cst.Call) and not any(a.star for a in node.args):
+            func = node.func
+            positional = [a.value for a in node.args if a.keyword is None]
+            if isinstance(func, cst.Name) and self.builtin(func.value, state):
+                if func.value == "enumerate" and 1 <= len(positional) <= 2:
+                    inner = self.iterated(positional[0], state)
+                    start = self.value(arg(node, 1, "start"), state) if len(node.args) == 2 else 0
+                    if inner is None:
+                        return None
+                    number = isinstance(start, int) and not isinstance(start, bool)
+                    return tuple(Items((Scalar(value=start + i) if number else Scalar(), e)) for i, e in enumerate(inner))
+                if func.value == "zip" and positional and all(a.keyword is None or a.keyword.value == "strict"
+                                                               for a in node.args):
+                    seqs = [self.iterated(p, state) for p in positional]
+                    if any(q is None for q in seqs):
+                        return None
+                    return tuple(Items(tuple(group)) for group in zip(*seqs))
+                if func.value in ("list", "tuple", "iter") and len(node.args) == 1 and positional:
+                    return self.iterated(positional[0], state)
+                return None
+            if isinstance(func, cst.Attribute) and not node.args and func.attr.value in ("items", "keys", "values"):
+                held = self.fact(func.value, state)
+                if not isinstance(held, Instance) or held.cls != "dict" or held.keys is None:
+                    return None
+                keys = tuple(Const(value=k) for k in held.keys)
+                values = tuple(attr_of(held.attrs, k) for k in held.keys)
+                if func.attr.value == "items":
+                    return tuple(Items(pair) for pair in zip(keys, values))
+                return keys if func.attr.value == "keys" else values
+        fact = self.fact(node, state)
+        if isinstance(fact, Instance) and fact.cls == "dict" and fact.keys is not None:
+            return tuple(Const(value=k) for k in fact.keys)
+        if isinstance(fact, Instance):
+            return None  # a NamedTuple is iterable too, but an object in general is not
+        return elements_of(fact)
+
+    def _bind_walrus(self, node: cst.CSTNode, state: State) -> None:
+        """`(x := X())` in a statement or a branch test binds `x` (in the enclosing scope,
+        also from a comprehension, where what it binds is not followed)."""
+        for walrus, in_comprehension in _walruses(node):
+            fact = None if in_comprehension else self.fact(walrus.value, state)
+            self._bind(walrus.target, fact, state, walrus.value)
+
+    def bind_walrus(self, node: cst.CSTNode, state: State) -> State:
+        if not _walruses(node):
+            return state
+        out = state.copy()
+        self._bind_walrus(node, out)
+        return out
+
+    def _unpack(self, target, fact: Optional[Fact], state: State, value) -> None:
+        """`a, (b, *c) = ...`: each target gets the fact of its element (a starred one the
+        list of those it takes); all become unknown when the elements are not known."""
+        elements = elements_of(fact)
+        els = target.elements
+        stars = [i for i, el in enumerate(els) if isinstance(el, cst.StarredElement)]
+        if (elements is None or len(stars) > 1 or (not stars and len(elements) != len(els))
+                or (stars and len(elements) < len(els) - 1)):
             for p in _target_paths(target):
                 state.bind(p, None)
+            return
+        nodes = None
+        if isinstance(value, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            nodes = [e.value for e in value.elements]
+        if stars:
+            i = stars[0]
+            cut = len(elements) - (len(els) - i - 1)
+            parts = [(els[k].value, elements[k], k) for k in range(i)]
+            parts.append((els[i].value, Items(tuple(elements[i:cut]), "list"), None))
+            parts += [(els[k].value, elements[cut + k - i - 1], cut + k - i - 1) for k in range(i + 1, len(els))]
+        else:
+            parts = [(el.value, elements[k], k) for k, el in enumerate(els)]
+        for sub, f, k in parts:
+            self._bind(sub, f, state, nodes[k] if nodes is not None and k is not None else None)
+
+    def _passed_lists(self, call: cst.Call, state: State) -> None:
+        """A list passed to a call may be edited there, a generator is consumed: what they
+        hold is no longer known (a builtin that only reads a list leaves it)."""
+        reads = isinstance(call.func, cst.Name) and call.func.value in _READS_LIST and self.builtin(call.func.value, state)
+        for a in call.args:
+            p = dotted(a.value)
+            held = state.env.get(p) if p else None
+            if isinstance(held, Items) and (held.kind == "generator" or (held.kind == "list" and not reads)):
+                state.bind(p, None)
+
+    def _bind(self, target: cst.BaseExpression, fact: Optional[Fact], state: State, value) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            self._unpack(target, fact, state, value)
             return
         if isinstance(target, cst.Subscript):
             self._dict_item_set(target, fact, state)
@@ -170,6 +275,8 @@ class Effects:
         path = dotted(target)
         if path is None:
             return
+        if isinstance(fact, Items) and fact.kind == "generator":
+            fact = None  # a generator held by a name is consumed by its first use: not followed
         if isinstance(target, cst.Attribute) and target.attr.value == "data":
             # `p.data = p.data.coalesce()` swaps the storage of `p`, keeping its autograd identity.
             owner = dotted(target.value)
@@ -231,6 +338,9 @@ class Effects:
         holds the new value (or is gone); a key that cannot be read makes the dict unknown."""
         path = dotted(target.value)
         held = state.env.get(path) if path else None
+        if isinstance(held, Items):
+            state.bind(path, None)  # an element stored or deleted: the elements are not followed
+            return
         if not isinstance(held, Instance) or held.cls != "dict":
             return
         key = literal(getattr(target.slice[0].slice, "value", None)) if len(target.slice) == 1 else _UNKNOWN
@@ -293,6 +403,9 @@ class Effects:
         if recv_path is None:
             return
         recv = state.env.get(recv_path) or self.lookup(recv_path, state)
+        if isinstance(recv, Items) and recv.kind != "tuple" and method not in _LIST_READS:
+            state.bind(recv_path, None)  # `items.append(...)`, `items.sort()`: not followed
+            return
         if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
             if self._freeze(recv_path, state):
                 return
@@ -407,6 +520,49 @@ def _target_paths(target: cst.BaseExpression) -> list[str]:
         return _target_paths(target.value)
     p = dotted(target)
     return [p] if p else []
+
+
+def elements_of(fact) -> Optional[tuple]:
+    """The facts of the elements a value unpacks to, by position, when their number is known."""
+    if isinstance(fact, Items):
+        return fact.items
+    if isinstance(fact, Literal) and isinstance(fact.value, tuple):  # (a join of two sizes is not)
+        return tuple(Literal(v) if isinstance(v, tuple) else Scalar(value=v) for v in fact.value)
+    if isinstance(fact, Const) and isinstance(fact.value, tuple):
+        return tuple(Const(value=v) for v in fact.value)
+    if isinstance(fact, Instance) and fact.fields is not None:
+        return tuple(attr_of(fact.attrs, f) for f in fact.fields)
+    return None
+
+
+def _display(node) -> bool:
+    """A list or tuple written out, without starred elements."""
+    return isinstance(node, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _walruses(node: cst.CSTNode) -> list:
+    """The `:=` of a statement or expression in evaluation order, each with whether it sits
+    in a comprehension; not entering functions, lambdas or classes."""
+    out: list = []
+
+    def walk(n: cst.CSTNode, inside: bool) -> None:
+        t = type(n)
+        if t in _SCOPE_TYPES:
+            return
+        inner = inside or isinstance(n, _COMPREHENSIONS)
+        for child in children(n):
+            walk(child, inner)
+        if t is cst.NamedExpr:
+            out.append((n, inside))
+
+    try:
+        walk(node, False)
+    except RecursionError:
+        return []
+    return out
 
 
 def _del_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:

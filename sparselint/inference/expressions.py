@@ -8,7 +8,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from .. import shapes
-from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Module, Params, Scalar, Tensor, attr_of, union_params
+from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, union_params
 from ..names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
@@ -51,6 +51,11 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         if head in self.locals:
             return None
         return self.outer.get(path)
+
+    def builtin(self, name: str, state: State) -> bool:
+        """The name means Python's builtin: no binding of this scope, the module or the
+        project shadows it."""
+        return name not in self.project_names and name not in self.locals and self.lookup(name, state) is None
 
     def tensor(self, node: cst.BaseExpression, state: State) -> Optional[Tensor]:
         fact = self.fact(node, state)
@@ -133,7 +138,11 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._collection(node, state)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
-            return self._comprehension(node, state)
+            return self._comprehension(node, state) or self._comprehended(node, state)
+        if isinstance(node, cst.DictComp):
+            return self._comprehended(node, state)
+        if isinstance(node, cst.NamedExpr):
+            return self.fact(node.value, state)
         return None
 
     def _grad_of(self, inputs: list[Optional[Tensor]]) -> Optional[str]:
@@ -257,7 +266,14 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         if isinstance(func, cst.Name):
             if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
                 inner = self.fact(node.args[0].value, state)
+                if isinstance(inner, Items) and func.value != "iter" and self.builtin(func.value, state):
+                    return Items(inner.items, func.value, inner.evidence)  # a new list: a copy
                 return inner if isinstance(inner, Params) else None
+            if (func.value == "next" and len(node.args) == 1 and isinstance(node.args[0].value, cst.GeneratorExp)
+                    and self.builtin("next", state)):
+                # `next(t for t in xs)`: the first element the generator gives
+                gen = self._comprehended(node.args[0].value, state)
+                return gen.items[0] if isinstance(gen, Items) and gen.items else None
             if func.value == "dict" and func.value not in self.project_names and self.lookup("dict", state) is None:
                 return self._dict_call(node, state)
             if func.value == "filter" and len(node.args) == 2:

@@ -7,15 +7,10 @@ the value meets on its way from source to sink).
 """
 
 CAUSES = {
-    "unpacking": "tuple, list and starred targets do not bind their elements (`a, b = X(), Y()`, "
-                 "`*rest, x = ...`, a returned tuple or a NamedTuple unpacked)",
-    "for-target": "a `for` target does not bind the elements of the iterated list, `enumerate` or `.items()`",
     "containers": "list and tuple elements are not followed through subscripts, negative indexes, slices, "
                   "`.append`, `+=`, starred displays; dict values through `.get` or item stores "
                   "(a dict display read by a literal key is)",
     "f-string": "an f-string key over a known name is not evaluated",
-    "walrus": "a `:=` target is not bound",
-    "with-as": "`with contextlib.nullcontext(x) as y` does not bind `y` to `x`",
     "global-nonlocal": "a `global`/`nonlocal` name written by a called function is not followed",
     "except-as": "an exception's arguments are not followed to `except ... as e: e.args[0]`",
     "defaults": "a parameter's default value is not bound when the call omits the argument",
@@ -24,7 +19,6 @@ CAUSES = {
     "lambda": "calling a lambda does not give its body's value",
     "partial": "`functools.partial` objects are not followed to the function they bind",
     "indirect-calls": "a function reached through a dict, a list, a registry or an argument is not called",
-    "comprehensions": "comprehension and generator-expression targets do not bind the iterated elements",
     "generators": "iterating a generator (or `next` of it) does not give what it yields",
     "conditionals": "conditional expressions, `or`, and comparisons over known values "
                     "(`mode == \"train\"`, `name.lower() == \"adam\"`, `hasattr(h, \"value\")`) are not evaluated",
@@ -38,7 +32,6 @@ CAUSES = {
                    "resolved through the subclass",
     "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
                           "default) is not bound when the constructor omits it",
-    "namedtuple": "a NamedTuple's fields are not bound by its constructor",
     "getattr-setattr": "`getattr`/`setattr` with literal names are not resolved (`getattr(h, \"value\")`, "
                        "`getattr(nn, \"Embedding\")`, `getattr(torch.optim, \"Adam\")`)",
     "namespace": "`types.SimpleNamespace(...)` attributes are not bound",
@@ -60,17 +53,7 @@ CAUSES = {
 
 # (shape, the hazards it is missed for, cause)
 MISSED = (
-    ("tuple_pair", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("tuple_second", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("nested_tuple", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("list_target", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("starred_target", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("starred_rest", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("return_tuple", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("namedtuple_unpack", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "unpacking"),
-    ("for_target", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "for-target"),
-    ("for_enumerate", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "for-target"),
-    ("for_items", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "for-target"),
+    ("starred_rest", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("augmented_list", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("list_index", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("list_negative_index", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
@@ -79,8 +62,6 @@ MISSED = (
     ("list_append", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("starred_display", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("fstring_key", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "f-string"),
-    ("walrus", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "walrus"),
-    ("with_nullcontext", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "with-as"),
     ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("except_as", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "except-as"),
@@ -102,9 +83,7 @@ MISSED = (
     ("higher_order", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
     ("registry_modules", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
     ("model_registry_module", "SPL301 SPL401", "indirect-calls"),
-    ("list_comprehension", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "comprehensions"),
-    ("dict_comprehension", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "comprehensions"),
-    ("generator_expression", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "comprehensions"),
+    ("list_comprehension", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("generator_yield", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("generator_next", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("conditional", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
@@ -129,7 +108,6 @@ MISSED = (
     ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("config_model_modules", "SPL301 SPL401", "dataclass-defaults"),
-    ("namedtuple_field", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "namedtuple"),
     ("setattr_getattr", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "getattr-setattr"),
     ("getattr_constructor", "SPL301 SPL401", "getattr-setattr"),
     ("optimizer_getattr", "SPL401", "getattr-setattr"),

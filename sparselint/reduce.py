@@ -7,8 +7,8 @@ the engine follows into (`names`); then, to a fixed point:
 
 - a statement that matters keeps the statements binding the names it reads and those
   reading the names it binds;
-- a function, class or method that matters keeps the code calling it, and the functions
-  and classes of the module it reads (the whole-program engine may follow a call there
+- a function, class or method that matters keeps the code calling it (a class: the code
+  reading its name), and the functions and classes of the module it reads (the whole-program engine may follow a call there
   with the facts of the caller);
 - a method that matters keeps its class, the methods it reaches through `self.`/`cls.`
   and those that reach it; `__init__`, a class-level statement or a header (bases,
@@ -320,7 +320,9 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 context_of(i, u)
             continue
         if how == _BEARING and u.parent < 0:
-            for j in callers[node.name]:
+            # a class is reached without a call too: `Factory.build()`, `Holder.value`, a
+            # subclass naming it as a base
+            for j in (users if is_class(i) else callers)[node.name]:
                 use(j, _BEARING)
         # The definitions a function reads may be called; the globals it reads are its
         # context (their stable facts: a flag, a constant).

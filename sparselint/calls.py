@@ -153,11 +153,15 @@ class Calls:
                 klass = w.classes[name]
                 init = w.method(klass, "__init__")
                 module = w.module_of_class(name, call, inf, state)
+                there = None
+                if init is None and module is None:
+                    # `__init__` inherited from a base class of another module
+                    init, there = self._inherited(klass, "__init__") or (None, None)
                 if init is None and module is None:
                     return _Target(None, name, klass=klass, makes="instance")
                 receiver = module if module is not None else Instance(cls=name)
                 return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance")
+                               makes="module" if module is not None else "instance", walker=there)
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
@@ -186,10 +190,51 @@ class Calls:
         w = self.walker
         if cls is None or cls not in w.classes:
             return None
-        method = w.method(w.classes[cls], name)
+        method, there = w.method(w.classes[cls], name), None
+        if method is None:
+            method, there = self._inherited(w.classes[cls], name) or (None, None)
         if method is None or _is_property(method):
             return None
-        return self._method_target(method, cls, f"{cls}.{name}", recv if bound else None, recv_path if bound else None)
+        target = self._method_target(method, cls, f"{cls}.{name}", recv if bound else None, recv_path if bound else None)
+        target.walker = there
+        return target
+
+    def _inherited(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[tuple]:
+        """(method, walker of its module) of a method a class of this file inherits from a
+        base class imported from another module of the project; None when a base whose
+        methods are not known (a library's) could hold it."""
+        from .models import project_index
+        w = self.walker
+        ctx = w.ctx
+        index = project_index()
+        for base in klass.bases:
+            if base.keyword is not None:
+                continue
+            if not isinstance(base.value, cst.Name):
+                return None
+            if base.value.value in w.classes:
+                found = self._inherited(w.classes[base.value.value], name, depth + 1) if depth < 8 else None
+                if found is not None:
+                    return found
+                continue
+            qualname = index.resolve_name(base.value.value, ctx.path, ctx.source)
+            ctx.dependencies.update(index.missing)
+            info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
+            if info is None:
+                return None
+            file = os.path.abspath(info.path)
+            there = self._walker_for(file)
+            if there is None or info.name not in there.classes:
+                return None
+            ctx.dependencies.add(file)
+            foreign = there.classes[info.name]
+            method = there.method(foreign, name)
+            if method is not None:
+                return method, there
+            if any(b.keyword is None and not (isinstance(b.value, cst.Name) and b.value.value in there.classes)
+                   for b in foreign.bases):
+                return None  # its own bases are not all known
+        return None
 
     @staticmethod
     def _method_target(method: cst.FunctionDef, cls: str, label: str, recv, recv_path) -> _Target:
@@ -376,6 +421,11 @@ class Calls:
             # Another file: evidence is resolved to positions now, with its file, and the
             # callee's findings join this file's results.
             here = self.walker.ctx
+            if isinstance(target.receiver, Instance):
+                # `self` there is an object of a subclass it does not know: its methods are
+                # not looked up among that module's classes
+                bound = {k: replace(v, cls=f"{here.path}::{v.cls}") if v is target.receiver else v
+                         for k, v in bound.items()}
             bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)

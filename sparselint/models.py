@@ -360,10 +360,22 @@ class ProjectIndex:
                         texts.append(code)
                     continue
                 code = self._definition_text(file, original, files)
+                if not code and _subclassed(text, local):
+                    # a base class whose methods the subclass inherits: its code runs here
+                    code = self._class_text(file, original)
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
+
+    def _class_text(self, file: str, name: str) -> list[str]:
+        """The source of the top-level class `name` of a module, found by a regex."""
+        body = self._text(file) or ""
+        m = re.search(rf"^class[ \t]+{re.escape(name)}\b", body, re.M)
+        if m is None:
+            return []
+        nxt = _TOP_LEVEL.search(body, m.end())
+        return [body[m.start():nxt.start() if nxt else len(body)]]
 
     def _functions_with(self, file: str, tokens) -> list[tuple[str, str]]:
         """(name, source) of the top-level functions of a module that hold a token."""
@@ -635,6 +647,11 @@ def class_may_own_parameters(node: ast.ClassDef) -> bool:
     return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
                                     or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
                                     for n in ast.walk(node))
+
+
+def _subclassed(text: str, name: str) -> bool:
+    """A class of the text names `name` among its bases."""
+    return re.search(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b{re.escape(name)}\b", text, re.M) is not None
 
 
 def _import_lines(text: str):

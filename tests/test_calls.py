@@ -393,3 +393,27 @@ def test_a_class_attribute_is_read_through_the_class_and_self_unless_the_file_se
     # another value may be stored there: what the class body bound is not known to hold
     assert codes(src.format(extra="Graph.ADJ = Graph.ADJ.coalesce()")) == []
     assert codes(src.format(extra="Graph().ADJ = None")) == []
+
+
+def test_a_base_class_of_another_module_gives_its_methods_and_init_to_the_subclass(tmp_path):
+    (tmp_path / "base.py").write_text(
+        "import torch\n\n\nclass Base:\n    def __init__(self):\n        self.adj = torch.sparse_coo_tensor(i, v, (3, 3))\n\n"
+        "    def build(self):\n        return torch.sparse_coo_tensor(i, v, (3, 3))\n\n"
+        "    def clean(self):\n        return torch.sparse_coo_tensor(i, v, (3, 3)).coalesce()\n")
+    main = tmp_path / "main.py"
+    src = ("from base import Base\n\n\nclass Child(Base):\n    pass\n\n\n"
+           "c = Child()\nc.adj.values()\nc.build().indices()\nc.clean().indices()\n")
+    main.write_text(src)
+    diags, _, _ = check_text(src, str(main), Settings())
+    assert [(d.line, d.code) for d in diags] == [(9, "SPL001"), (10, "SPL001")]
+
+
+def test_a_subclass_that_overrides_an_imported_base_method_runs_its_own(tmp_path):
+    (tmp_path / "base.py").write_text(
+        "import torch\n\n\nclass Base:\n    def build(self):\n        return torch.sparse_coo_tensor(i, v, (3, 3))\n")
+    main = tmp_path / "main.py"
+    src = ("import torch\nfrom base import Base\n\n\nclass Child(Base):\n    def build(self):\n"
+           "        return torch.sparse_coo_tensor(i, v, (3, 3)).coalesce()\n\n\nChild().build().indices()\n")
+    main.write_text(src)
+    diags, _, _ = check_text(src, str(main), Settings())
+    assert diags == []

@@ -29,11 +29,6 @@ CAUSES = {
     "conditionals": "conditional expressions, `or`, and comparisons over known values "
                     "(`mode == \"train\"`, `name.lower() == \"adam\"`, `hasattr(h, \"value\")`) are not evaluated",
     "await": "`await` of a coroutine does not give its return value",
-    "method-results": "a method's return value is not followed (a function's is), whether called on an "
-                      "instance, bound and stored, as a class/static method, through `super()`, or inherited "
-                      "from a base class or mixin",
-    "inheritance": "attributes set and methods defined by a base class in another module are not "
-                   "resolved through the subclass",
     "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
                           "default) is not bound when the constructor omits it",
     "namedtuple": "a NamedTuple's fields are not bound by its constructor",
@@ -116,9 +111,6 @@ MISSED = (
     ("conditional_other_branch", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
     ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
     ("property_getter", "SPL601", "shape-in-init"),
-    ("mixin_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "method-results"),
-    ("base_class_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "inheritance"),
-    ("base_sink_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "inheritance"),
     ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("config_model_modules", "SPL301 SPL401", "dataclass-defaults"),

@@ -361,21 +361,27 @@ class ProjectIndex:
                     continue
                 code = self._definition_text(file, original, files)
                 if not code and _subclassed(text, local):
-                    # a base class whose methods the subclass inherits: its code runs here
-                    code = self._class_text(file, original)
+                    # a base class whose methods a subclass here inherits: those this file
+                    # calls (and `__init__`) run here
+                    code = [c for name, c in self._methods_of(file, original)
+                            if name == "__init__" or re.search(rf"\.{re.escape(name)}\b", text)]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
 
-    def _class_text(self, file: str, name: str) -> list[str]:
-        """The source of the top-level class `name` of a module, found by a regex."""
+    def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
+        """(name, source) of the methods of the top-level class `name` of a module, found by
+        a regex."""
         body = self._text(file) or ""
         m = re.search(rf"^class[ \t]+{re.escape(name)}\b", body, re.M)
         if m is None:
             return []
         nxt = _TOP_LEVEL.search(body, m.end())
-        return [body[m.start():nxt.start() if nxt else len(body)]]
+        text = body[m.start():nxt.start() if nxt else len(body)]
+        starts = list(_METHOD.finditer(text))
+        return [(d.group(1), text[d.start():starts[k + 1].start() if k + 1 < len(starts) else len(text)])
+                for k, d in enumerate(starts)]
 
     def _functions_with(self, file: str, tokens) -> list[tuple[str, str]]:
         """(name, source) of the top-level functions of a module that hold a token."""
@@ -627,6 +633,7 @@ _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
+_METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 

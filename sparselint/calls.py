@@ -100,6 +100,9 @@ class Calls:
         self._init_tokens: dict[str, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._stores: Optional[frozenset] = None
+        # (class, name) -> the method, or the class attribute's value (not when the file
+        # stores that attribute name anywhere: an instance's own value or a changed one)
+        self._members: dict[tuple, object] = {}
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -291,9 +294,19 @@ class Calls:
             return None
         klass = w.classes[cls]
         name = node.attr.value
-        if w.method(klass, "__getattribute__") is not None:
-            return None  # every read goes through it
-        method = w.method(klass, name)
+        key = (klass, name)
+        if key not in self._members:
+            # what the class gives the name, looked up once: classes can be long
+            if w.method(klass, "__getattribute__") is not None:
+                found = None  # every read goes through it
+            else:
+                found = w.method(klass, name)
+                if found is None:
+                    found = None if name in self._stored_attributes() else _ClassValue(w.class_attribute(klass, name))
+            self._members[key] = found
+        method = self._members[key]
+        if isinstance(method, _ClassValue):
+            return method.fact
         if method is not None:
             if _is_property(method):
                 getter = instance and any(isinstance(d.decorator, (cst.Name, cst.Attribute))
@@ -304,9 +317,7 @@ class Calls:
             receiver = (Callee(target=cls, local=True) if kind == "classmethod"
                         else base if instance and kind is None else None)
             return Callee(target=f"{cls}.{name}", local=True, receiver=receiver)
-        if name in self._stored_attributes():
-            return None  # set somewhere: an instance's own value or a changed class attribute
-        return w.class_attribute(klass, name)
+        return None
 
     def _property(self, getter: cst.FunctionDef, label: str, base, node: cst.Attribute, state) -> Optional[Fact]:
         target = _Target(getter, label, receiver=base, receiver_path=dotted(node.value), summary=True)
@@ -837,6 +848,11 @@ def _decorator_name(d: cst.Decorator) -> str:
 
 
 _EVERY = object()
+
+
+@dataclass(frozen=True)
+class _ClassValue:
+    fact: Optional[Fact]
 
 
 class _AllNames(frozenset):

@@ -69,6 +69,9 @@ class _Target:
     makes: Optional[str] = None  # "instance" or "module" for a constructor call
     # the walker of the module that defines the callee, when it is another file
     walker: Optional[object] = None
+    # a method of this file: with nothing known at the call, it is still analysed (silently,
+    # as a function's summary is) for what it returns
+    summary: bool = False
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -96,6 +99,10 @@ class Calls:
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._init_tokens: dict[str, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
+        self._stores: Optional[frozenset] = None
+        # (class, name) -> the method, or the class attribute's value (not when the file
+        # stores that attribute name anywhere: an instance's own value or a changed one)
+        self._members: dict[tuple, object] = {}
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -133,6 +140,10 @@ class Calls:
         if isinstance(func, cst.Name):
             name = func.value
             fact = inf.fact(func, state)
+            if isinstance(fact, Callee) and fact.local and "." in fact.target:
+                # a method held as a value: `build = Factory().build; build()`
+                cls, _, method = fact.target.partition(".")
+                return self._method(cls, method, fact.receiver, None, bound=fact.receiver is not None)
             if isinstance(fact, Callee) and fact.local:
                 name = fact.target
             elif fact is not None or name in inf.locals:
@@ -145,13 +156,19 @@ class Calls:
                 klass = w.classes[name]
                 init = w.method(klass, "__init__")
                 module = w.module_of_class(name, call, inf, state)
+                there = None
+                if init is None and module is None:
+                    # `__init__` inherited from a base class of another module
+                    init, there = self._inherited(klass, "__init__") or (None, None)
                 if init is None and module is None:
                     return _Target(None, name, klass=klass, makes="instance")
                 receiver = module if module is not None else Instance(cls=name)
                 return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance")
+                               makes="module" if module is not None else "instance", walker=there)
             return None
         if isinstance(func, cst.Attribute):
+            if _is_super(func.value):
+                return self._super(func.attr.value, state)
             if (isinstance(func.value, cst.Name) and func.value.value not in inf.locals
                     and inf.names.qualify(func.value) is None and inf.lookup(func.value.value, state) is None):
                 found = self._imported(call, state, func.value.value, func.attr.value)
@@ -161,14 +178,184 @@ class Calls:
             if called is not None:
                 return called  # `self.layer(x)`: a submodule of a class of this file
             recv = inf.fact(func.value, state)
+            if isinstance(recv, Callee):
+                # `Factory.build()`: a class or static method called on a class of this file
+                if recv.local and recv.receiver is None and recv.target in w.classes:
+                    return self._method(recv.target, func.attr.value, None, None, bound=False)
+                return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
-            if cls is None or cls not in w.classes:
-                return None
-            method = w.method(w.classes[cls], func.attr.value)
-            if method is None or _is_static(method):
-                return None
-            return _Target(method, f"{cls}.{func.attr.value}", receiver=recv, receiver_path=dotted(func.value))
+            return self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
         return None
+
+    def _method(self, cls: Optional[str], name: str, recv, recv_path: Optional[str], bound: bool) -> Optional[_Target]:
+        """The method `name` of a class of this file (inherited from a base of this file if
+        need be) called on `recv`, an instance when `bound`, else through the class."""
+        w = self.walker
+        if cls is None or cls not in w.classes:
+            return None
+        method, there = w.method(w.classes[cls], name), None
+        if method is None:
+            method, there = self._inherited(w.classes[cls], name) or (None, None)
+        if method is None or _is_property(method):
+            return None
+        target = self._method_target(method, cls, f"{cls}.{name}", recv if bound else None, recv_path if bound else None)
+        target.walker = there
+        return target
+
+    def _inherited(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[tuple]:
+        """(method, walker of its module) of a method a class of this file inherits from a
+        base class imported from another module of the project; None when a base whose
+        methods are not known (a library's) could hold it."""
+        from .models import project_index
+        w = self.walker
+        ctx = w.ctx
+        index = project_index()
+        for base in klass.bases:
+            if base.keyword is not None:
+                continue
+            if not isinstance(base.value, cst.Name):
+                return None
+            if base.value.value in w.classes:
+                found = self._inherited(w.classes[base.value.value], name, depth + 1) if depth < 8 else None
+                if found is not None:
+                    return found
+                continue
+            qualname = index.resolve_name(base.value.value, ctx.path, ctx.source)
+            ctx.dependencies.update(index.missing)
+            info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
+            if info is None:
+                return None
+            file = os.path.abspath(info.path)
+            there = self._walker_for(file)
+            if there is None or info.name not in there.classes:
+                return None
+            ctx.dependencies.add(file)
+            foreign = there.classes[info.name]
+            method = there.method(foreign, name)
+            if method is not None:
+                return method, there
+            if any(b.keyword is None and not (isinstance(b.value, cst.Name) and b.value.value in there.classes)
+                   for b in foreign.bases):
+                return None  # its own bases are not all known
+        return None
+
+    @staticmethod
+    def _method_target(method: cst.FunctionDef, cls: str, label: str, recv, recv_path) -> _Target:
+        kind = _method_kind(method)
+        if kind == "staticmethod":
+            return _Target(method, label, summary=True)
+        if kind == "classmethod":
+            return _Target(method, label, receiver=Callee(target=cls, local=True), summary=True)
+        # through the class (`Factory.build(obj)`) the instance is an explicit argument
+        return _Target(method, label, receiver=recv, receiver_path=recv_path, summary=True)
+
+    def _super(self, name: str, state) -> Optional[_Target]:
+        """`super().name(...)` inside a method of a class of this file: the method of its
+        first base that has it, when the bases before it are classes of this file too."""
+        w = self.walker
+        inf = w.ctx.inference
+        scope = w.ctx.scope.node if w.ctx.scope is not None else None
+        if not isinstance(scope, cst.FunctionDef):
+            return None
+        klass = next((k for k in w.classes.values()
+                      if isinstance(k.body, cst.IndentedBlock) and any(s is scope for s in k.body.body)), None)
+        if klass is None:
+            return None
+        method = None
+        for base in klass.bases:
+            if base.keyword is not None:
+                continue
+            if not isinstance(base.value, cst.Name) or base.value.value not in w.classes:
+                return None  # a base whose methods are not known comes first
+            method = w.method(w.classes[base.value.value], name)
+            if method is not None:
+                break
+        if method is None or _is_property(method):
+            return None
+        cls = klass.name.value
+        params = [*scope.params.posonly_params, *scope.params.params]
+        recv = inf.lookup(params[0].name.value, state) if params and _method_kind(scope) is None else None
+        if recv is None and _method_kind(method) is None:
+            return None  # the instance is not known: nothing is bound to `self`
+        return self._method_target(method, cls, f"{cls}.{name}", recv, params[0].name.value if recv is not None else None)
+
+    def member(self, node: cst.Attribute, base, state) -> Optional[Fact]:
+        """`obj.name` where the object does not hold `name` itself: the value of a property,
+        a method bound to the object, or a class attribute, for a class of this file."""
+        w = self.walker
+        if isinstance(base, Callee):
+            if not base.local or base.receiver is not None or base.target not in w.classes:
+                return None
+            cls, instance = base.target, False
+        else:
+            cls = base.cls if isinstance(base, Instance) else _local_class(base, w.ctx.path)
+            instance = True
+        if cls is None or cls not in w.classes:
+            return None
+        klass = w.classes[cls]
+        name = node.attr.value
+        key = (klass, name)
+        if key not in self._members:
+            # what the class gives the name, looked up once: classes can be long
+            if w.method(klass, "__getattribute__") is not None:
+                found = None  # every read goes through it
+            else:
+                found = w.method(klass, name)
+                if found is None:
+                    found = None if name in self._stored_attributes() else _ClassValue(w.class_attribute(klass, name))
+            self._members[key] = found
+        method = self._members[key]
+        if isinstance(method, _ClassValue):
+            return method.fact
+        if method is not None:
+            if _is_property(method):
+                getter = instance and any(isinstance(d.decorator, (cst.Name, cst.Attribute))
+                                          and _decorator_name(d) in ("property", "cached_property")
+                                          for d in method.decorators)
+                return self._property(method, f"{cls}.{name}", base, node, state) if getter else None
+            kind = _method_kind(method)
+            receiver = (Callee(target=cls, local=True) if kind == "classmethod"
+                        else base if instance and kind is None else None)
+            return Callee(target=f"{cls}.{name}", local=True, receiver=receiver)
+        return None
+
+    def _property(self, getter: cst.FunctionDef, label: str, base, node: cst.Attribute, state) -> Optional[Fact]:
+        target = _Target(getter, label, receiver=base, receiver_path=dotted(node.value), summary=True)
+        outcome = self._invoke(target, cst.Call(func=node), state, site=node)
+        return outcome.returned if outcome is not None else None
+
+    def _stored_attributes(self) -> frozenset:
+        """Attribute names the file assigns or deletes anywhere (`x.name = ...`), or every
+        name when it calls `setattr` with a name that is not a literal."""
+        if self._stores is None:
+            found = set()
+            for n in walk(self.walker.module):
+                targets = ()
+                if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+                    targets = (n.target,)
+                elif isinstance(n, cst.Del):
+                    targets = (n.target,)
+                elif (isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+                      and n.func.value in ("setattr", "delattr") and len(n.args) >= 2):
+                    key = n.args[1].value
+                    if isinstance(key, cst.SimpleString):
+                        found.add(key.evaluated_value)
+                    else:
+                        found.add(_EVERY)
+                for t in targets:
+                    stack = [t]
+                    while stack:
+                        x = stack.pop()
+                        if isinstance(x, (cst.Tuple, cst.List)):
+                            stack.extend(e.value for e in x.elements)
+                        elif isinstance(x, cst.StarredElement):
+                            stack.append(x.value)
+                        elif isinstance(x, cst.Attribute):
+                            found.add(x.attr.value)
+            self._stores = frozenset(found)
+        if _EVERY in self._stores:
+            return _ALL_NAMES
+        return self._stores
 
     def _forward(self, func: cst.BaseExpression, fact) -> Optional[_Target]:
         """Calling a model of a class of this file runs its `forward`."""
@@ -223,7 +410,8 @@ class Calls:
 
     # -- analysing a callee --------------------------------------------------------------
 
-    def _invoke(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
+    def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
+        site = site if site is not None else call
         if target.node is None:
             attrs = self._fields(target.klass, call, state)
             return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
@@ -232,7 +420,10 @@ class Calls:
         # A function of another module is analysed even when nothing it is passed is known:
         # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
         # the summary of a function of this file is.
-        if bound is None or not (known or target.walker is not None):
+        if bound is None:
+            return None
+        silent = not (known or target.walker is not None)
+        if silent and not target.summary:
             return None
         if len(_ACTIVE) >= MAX_DEPTH or target.node in _ACTIVE:
             return None
@@ -241,11 +432,16 @@ class Calls:
             # Another file: evidence is resolved to positions now, with its file, and the
             # callee's findings join this file's results.
             here = self.walker.ctx
+            if isinstance(target.receiver, Instance):
+                # `self` there is an object of a subclass it does not know: its methods are
+                # not looked up among that module's classes
+                bound = {k: replace(v, cls=f"{here.path}::{v.cls}") if v is target.receiver else v
+                         for k, v in bound.items()}
             bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)
             saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
-            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(call), saved)
+            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(site), saved)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
@@ -253,14 +449,18 @@ class Calls:
                                         for k, e in result.saved.items()},
                                  backward=result.backward)
             for d in there.ctx.diagnostics[before:]:
-                here.diagnostics.append(replace(d, fix=None, evidence=_with_call_site(d.evidence, here, call, target.name)))
+                here.diagnostics.append(replace(d, fix=None, evidence=_with_call_site(d.evidence, here, site, target.name)))
             here.dependencies.update(there.ctx.dependencies)
         else:
             # a call from module code sees the module's facts as they are now; a call from a
             # function sees the module's stable ones, as that function does
             outer = state.env if inf is self.walker.module_inference else inf.outer
-            result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(call),
-                                   _saved_into(state.saved, paths))
+            self.walker.silent += silent
+            try:
+                result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(site),
+                                       _saved_into(state.saved, paths))
+            finally:
+                self.walker.silent -= silent
         if result is None:
             return None
         outcome = Outcome()
@@ -293,7 +493,7 @@ class Calls:
             outcome.returned = replace(receiver, attrs=attrs)
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):
-            outcome.returned = result.returned.why(call, f"returned by `{target.name}()`")
+            outcome.returned = result.returned.why(site, f"returned by `{target.name}()`")
         else:
             outcome.returned = result.returned
         return outcome
@@ -657,6 +857,46 @@ def _local_class(fact, path: str) -> Optional[str]:
 def _decorator_name(d: cst.Decorator) -> str:
     expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
     return expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+
+
+_EVERY = object()
+
+
+@dataclass(frozen=True)
+class _ClassValue:
+    fact: Optional[Fact]
+
+
+class _AllNames(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_ALL_NAMES = _AllNames()
+
+
+def _is_super(expr: cst.BaseExpression) -> bool:
+    return (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
+            and not expr.args)
+
+
+def _method_kind(node: cst.FunctionDef) -> Optional[str]:
+    """"staticmethod", "classmethod", or None for a method bound to an instance."""
+    for d in node.decorators:
+        if isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod"):
+            return d.decorator.value
+    return None
+
+
+def _is_property(node: cst.FunctionDef) -> bool:
+    """A getter (`@property`, `@functools.cached_property`) or a setter/deleter of one."""
+    for d in node.decorators:
+        expr = d.decorator
+        if isinstance(expr, cst.Name) and expr.value in ("property", "cached_property"):
+            return True
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("setter", "deleter", "getter", "cached_property"):
+            return True
+    return False
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

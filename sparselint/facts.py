@@ -181,11 +181,16 @@ class Items:
 @dataclass(frozen=True)
 class Callee:
     """A callable held as a value: a torch class (`opt_cls = torch.optim.Adam`), a
-    `functools.partial` of one, or a function or class of this file (`norm=gcn_norm`)."""
+    `functools.partial` of one, or a function or class of this file (`norm=gcn_norm`), or a
+    method of a class of this file reached through an object or the class (`Factory().build`,
+    target "Factory.build")."""
 
     target: str
     keywords: tuple[tuple[str, object], ...] = ()
     local: bool = False
+    # what a method is bound to: the instance, the class for a classmethod (None: unbound or
+    # a staticmethod)
+    receiver: Optional["Fact"] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 

@@ -360,10 +360,28 @@ class ProjectIndex:
                         texts.append(code)
                     continue
                 code = self._definition_text(file, original, files)
+                if not code and _subclassed(text, local):
+                    # a base class whose methods a subclass here inherits: those this file
+                    # calls (and `__init__`) run here
+                    code = [c for name, c in self._methods_of(file, original)
+                            if name == "__init__" or re.search(rf"\.{re.escape(name)}\b", text)]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
+
+    def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
+        """(name, source) of the methods of the top-level class `name` of a module, found by
+        a regex."""
+        body = self._text(file) or ""
+        m = re.search(rf"^class[ \t]+{re.escape(name)}\b", body, re.M)
+        if m is None:
+            return []
+        nxt = _TOP_LEVEL.search(body, m.end())
+        text = body[m.start():nxt.start() if nxt else len(body)]
+        starts = list(_METHOD.finditer(text))
+        return [(d.group(1), text[d.start():starts[k + 1].start() if k + 1 < len(starts) else len(text)])
+                for k, d in enumerate(starts)]
 
     def _functions_with(self, file: str, tokens) -> list[tuple[str, str]]:
         """(name, source) of the top-level functions of a module that hold a token."""
@@ -615,6 +633,7 @@ _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
+_METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
@@ -635,6 +654,11 @@ def class_may_own_parameters(node: ast.ClassDef) -> bool:
     return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
                                     or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
                                     for n in ast.walk(node))
+
+
+def _subclassed(text: str, name: str) -> bool:
+    """A class of the text names `name` among its bases."""
+    return re.search(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b{re.escape(name)}\b", text, re.M) is not None
 
 
 def _import_lines(text: str):

@@ -7,8 +7,9 @@ the engine follows into (`names`); then, to a fixed point:
 
 - a statement that matters keeps the statements binding the names it reads and those
   reading the names it binds;
-- a function, class or method that matters keeps the code calling it, and the functions
-  and classes of the module it reads (the whole-program engine may follow a call there
+- a function, class or method that matters keeps the code calling it (a class: also its
+  subclasses' headers; a method returning a value or a class attribute: the code reading it
+  through the class), and the functions and classes of the module it reads (the whole-program engine may follow a call there
   with the facts of the caller);
 - a method that matters keeps its class, the methods it reaches through `self.`/`cls.`
   and those that reach it; `__init__`, a class-level statement or a header (bases,
@@ -219,7 +220,11 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     seeds = set(names)
     for u in units:
         seeds |= u.seed_names
+    dotted_readers: dict[str, list[int]] = defaultdict(list)
     for i, u in enumerate(units):
+        for w in u.words:
+            if "." in w:
+                dotted_readers[w].append(i)
         if u.parent < 0:
             for n in u.bound:
                 binders[n].append(i)
@@ -303,6 +308,13 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
             if is_def and how == _BEARING:
                 for j in readers_of[u.parent].get(node.name, ()):
                     use(j, _BEARING)
+            if how == _BEARING:
+                # read through the class from outside it: `Factory.build()` (a method that
+                # returns a value), `Holder.value` (a class attribute)
+                owner = units[u.parent].node.name
+                for m in _member_values(node):
+                    for j in dotted_readers.get(f"{owner}.{m}", ()):
+                        use(j, _BEARING)
         if whole[i]:
             for j in children[i]:
                 use(j, how, d)
@@ -322,11 +334,36 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         if how == _BEARING and u.parent < 0:
             for j in callers[node.name]:
                 use(j, _BEARING)
+            if is_class(i):
+                # a subclass naming it as a base: its header (facts reach inherited methods
+                # through calls on the subclass)
+                for j in users[node.name]:
+                    if is_class(j):
+                        keep(j, _BEARING)
         # The definitions a function reads may be called; the globals it reads are its
         # context (their stable facts: a flag, a constant).
         context_of(i, u, d + 1 if how == _REACHED else 1)
     keep_flags = [k != _NONE or (u.parent < 0 and isinstance(u.node, _IMPORTS)) for k, u in zip(kind, units)]
     return keep_flags, whole
+
+
+def _member_values(node: ast.AST) -> list[str]:
+    """What a class body statement gives a reader through the class: a method that returns
+    a value, a class attribute (not a nested class)."""
+    if isinstance(node, _FUNCS):
+        stack = list(node.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Return) and n.value is not None:
+                return [node.name]
+            if not isinstance(n, (*_DEFS, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(n))
+        return []
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
 
 
 def _span(s: ast.stmt) -> tuple[int, int]:

@@ -54,6 +54,9 @@ class Walker:
         self._class_modules: dict[tuple, Optional[Module]] = {}
         self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
+        # class -> the facts its body binds, and the module facts its body saw when it ran
+        self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
+        self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -209,6 +212,46 @@ class Walker:
                     if found is not None:
                         return found
         return None
+
+    def class_attribute(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[Fact]:
+        """The fact of an attribute the class body (or a base of this file) binds, read
+        through the class or an instance (`C.ADJ`, `self.ADJ`)."""
+        body = [s for s in klass.body.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        if name in assigned_names(body):
+            return self._class_body(klass, body).get(name)
+        if depth < 8:
+            for base in klass.bases:
+                if base.keyword is not None:
+                    continue
+                if not isinstance(base.value, cst.Name) or base.value.value not in self.classes:
+                    return None  # a base whose attributes are not known comes first
+                found = self.class_attribute(self.classes[base.value.value], name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _class_body(self, klass: cst.ClassDef, body: list) -> dict[str, Fact]:
+        """The class body run once, silently, with the facts the enclosing scope had when the
+        class was defined."""
+        found = self._class_bodies.get(klass)
+        if found is not None:
+            return found
+        self._class_bodies[klass] = {}
+        locals_ = frozenset(p.split(".")[0] for p in assigned_names(body))
+        inference = self._inference(self.ctx.names.without(locals_), self._class_outer.get(klass, {}), locals_)
+        ctx = self.ctx
+        saved = (ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call)
+        saved_returns, saved_exit = self.returns, self.exited
+        ctx.loops, self.returns, self.exited = [], [], False
+        self.silent += 1
+        try:
+            final = self.scope(body, State(), inference, Scope(klass, []))
+        finally:
+            self.silent -= 1
+            self.returns, self.exited = saved_returns, saved_exit
+            ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
+        found = self._class_bodies[klass] = {k: v for k, v in final.env.items() if "." not in k and v is not None}
+        return found
 
     def module_of_class(self, name: str, call: Optional[cst.Call], inference, state) -> Optional[Module]:
         """The `nn.Module` fact of an instance of a class of this file, None for other classes."""
@@ -439,6 +482,9 @@ class Walker:
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(node, cst.ClassDef) and node not in self._class_outer:
+                # its body runs now: class attributes see the names bound so far
+                self._class_outer[node] = {**self.ctx.inference.outer, **state.env}
             out = state.copy()
             out.bind(node.name.value, None)
             return out

@@ -255,3 +255,165 @@ def test_what_a_forward_op_saved_flows_into_and_out_of_callees():
     assert [(d.line, d.code) for d in diags] == [(5, "SPL107"), (19, "SPL107")]
     # the helper's edit is a finding only for the call between the forward and backward
     assert [e.line for e in diags[0].evidence if "passed to `clip_()`" in e.text] == [20]
+
+
+# -- the object model: methods, properties, class attributes ------------------------------
+
+_COO = "torch.sparse_coo_tensor(i, v, (3, 3))"
+
+
+def test_a_method_result_flows_back_like_a_function_result_and_a_coalesced_one_stays_silent():
+    src = """
+        import torch
+
+        class Factory:
+            def build(self):
+                return {value}
+
+        x = Factory().build()
+        x.values()
+    """
+    assert codes(src.format(value=_COO)) == [(8, "SPL001")]
+    assert codes(src.format(value=_COO + ".coalesce()")) == []
+
+
+def test_a_bound_method_stored_and_called_later_gives_its_result():
+    src = """
+        import torch
+
+        class Factory:
+            def build(self):
+                return {value}
+
+        build = Factory().build
+        x = build()
+        x.values()
+    """
+    assert codes(src.format(value=_COO)) == [(9, "SPL001")]
+    assert codes(src.format(value=_COO + ".coalesce()")) == []
+
+
+def test_class_and_static_methods_are_followed_on_the_class_and_on_an_instance():
+    for deco, params in (("@classmethod", "cls"), ("@staticmethod", "")):
+        src = f"""
+            import torch
+
+            class Factory:
+                {deco}
+                def build({params}):
+                    return {{value}}
+
+            Factory.build().values()
+            Factory().build().values()
+        """
+        assert codes(src.format(value=_COO)) == [(8, "SPL001"), (9, "SPL001")], deco
+        assert codes(src.format(value=_COO + ".coalesce()")) == [], deco
+
+
+def test_inherited_and_super_methods_are_followed_and_an_override_wins():
+    src = """
+        import torch
+
+        class Base:
+            def build(self):
+                return torch.sparse_coo_tensor(i, v, (3, 3))
+
+        class Child(Base):
+            def build(self):
+                return {body}
+
+        Child().build().values()
+    """
+    assert codes(src.format(body="super().build()")) == [(11, "SPL001")]
+    # the subclass's own method is the one that runs
+    assert codes(src.format(body="super().build().coalesce()")) == []
+    assert codes("""
+        import torch
+
+        class Base:
+            def build(self):
+                return torch.sparse_coo_tensor(i, v, (3, 3))
+
+        class Child(Base):
+            pass
+
+        Child().build().values()
+    """) == [(10, "SPL001")]
+
+
+def test_a_method_that_cannot_be_resolved_gives_nothing():
+    # the base is not a class of the project: `build` may be anything
+    assert codes("""
+        import torch
+        from somewhere import Base
+
+        class Child(Base):
+            def make(self):
+                return torch.sparse_coo_tensor(i, v, (3, 3))
+
+        Child().build().values()
+        Child().__getattr__("make")().values()
+    """) == []
+
+
+def test_a_property_gives_its_getters_value_and_a_setter_is_not_a_getter():
+    src = """
+        import torch
+
+        class Holder:
+            def __init__(self):
+                self._adj = torch.sparse_coo_tensor(i, v, (3, 3))
+
+            @property
+            def adj(self):
+                return {body}
+
+        h = Holder()
+        h.adj.values()
+    """
+    assert codes(src.format(body="self._adj")) == [(12, "SPL001")]
+    assert codes(src.format(body="self._adj.coalesce()")) == []
+
+
+def test_a_class_attribute_is_read_through_the_class_and_self_unless_the_file_sets_it():
+    src = """
+        import torch
+
+        class Graph:
+            ADJ = torch.sparse_coo_tensor(i, v, (3, 3))
+
+            def degrees(self):
+                return self.ADJ.values()
+
+        Graph.ADJ.values()
+        Graph().degrees()
+        {extra}
+    """
+    assert codes(src.format(extra="")) == [(7, "SPL001"), (9, "SPL001")]
+    # another value may be stored there: what the class body bound is not known to hold
+    assert codes(src.format(extra="Graph.ADJ = Graph.ADJ.coalesce()")) == []
+    assert codes(src.format(extra="Graph().ADJ = None")) == []
+
+
+def test_a_base_class_of_another_module_gives_its_methods_and_init_to_the_subclass(tmp_path):
+    (tmp_path / "base.py").write_text(
+        "import torch\n\n\nclass Base:\n    def __init__(self):\n        self.adj = torch.sparse_coo_tensor(i, v, (3, 3))\n\n"
+        "    def build(self):\n        return torch.sparse_coo_tensor(i, v, (3, 3))\n\n"
+        "    def clean(self):\n        return torch.sparse_coo_tensor(i, v, (3, 3)).coalesce()\n")
+    main = tmp_path / "main.py"
+    src = ("from base import Base\n\n\nclass Child(Base):\n    pass\n\n\n"
+           "c = Child()\nc.adj.values()\nc.build().indices()\nc.clean().indices()\n")
+    main.write_text(src)
+    diags, _, _ = check_text(src, str(main), Settings())
+    assert [(d.line, d.code) for d in diags] == [(9, "SPL001"), (10, "SPL001")]
+
+
+def test_a_subclass_that_overrides_an_imported_base_method_runs_its_own(tmp_path):
+    (tmp_path / "base.py").write_text(
+        "import torch\n\n\nclass Base:\n    def build(self):\n        return torch.sparse_coo_tensor(i, v, (3, 3))\n")
+    main = tmp_path / "main.py"
+    src = ("import torch\nfrom base import Base\n\n\nclass Child(Base):\n    def build(self):\n"
+           "        return torch.sparse_coo_tensor(i, v, (3, 3)).coalesce()\n\n\nChild().build().indices()\n")
+    main.write_text(src)
+    diags, _, _ = check_text(src, str(main), Settings())
+    assert diags == []

@@ -175,7 +175,10 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         base = self.fact(node.value, state)
         where = node
         if isinstance(base, Instance):
-            return attr_of(base.attrs, attr)
+            held = attr_of(base.attrs, attr)
+            return held if held is not None else self._member(node, base, state)
+        if isinstance(base, Callee):
+            return self._member(node, base, state)
         if isinstance(base, Tensor):
             if attr == "grad":
                 if base.grad_layout in ("coo", "strided"):
@@ -209,7 +212,13 @@ class Inference(ContainerFacts, TorchCalls, Effects):
                 return child
             if attr in ("weight", "bias") and base.kind in ("Embedding", "EmbeddingBag"):
                 return _parameter_of(base.flags, base.evidence)
+            return self._member(node, base, state)
         return None
+
+    def _member(self, node: cst.Attribute, base: Fact, state: State) -> Optional[Fact]:
+        """What the object's class gives `obj.name`: a property's value, a bound method, a
+        class attribute (the project's classes are the calls' business)."""
+        return self.calls.member(node, base, state) if self.calls is not None else None
 
     def _binary(self, node: cst.BinaryOperation, state: State) -> Optional[Fact]:
         op = node.operator

@@ -19,7 +19,7 @@ from ..tree import children
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 # Methods that change what a dict holds.
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
-from .values import _CONSTANTS, _UNKNOWN, arg, literal
+from .values import _UNKNOWN, arg, literal
 from .state import State
 
 
@@ -77,31 +77,13 @@ class Effects:
             if isinstance(test.operator, cst.And):
                 return False if False in (left, right) else True if left is True and right is True else None
             return True if True in (left, right) else False if left is False and right is False else None
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            op = test.comparisons[0].operator
-            a, b = self._known_value(test.left, state), self._known_value(test.comparisons[0].comparator, state)
-            if a is _UNKNOWN or b is _UNKNOWN:
-                return None
-            if isinstance(op, cst.Is):
-                return a is b if b is None or a is None else None
-            if isinstance(op, cst.IsNot):
-                return a is not b if b is None or a is None else None
-            if isinstance(op, (cst.Equal, cst.NotEqual)) and type(a) is type(b) and isinstance(a, (str, bool, int)):
-                return (a == b) == isinstance(op, cst.Equal)
-            return None
-        v = self._known_value(test, state)
+        if isinstance(test, cst.Comparison):
+            v = self.comparison_value(test, state)
+            return None if v is _UNKNOWN else v
+        v = self.known_value(test, state)
         if v is _UNKNOWN or not isinstance(v, (bool, int, float, str, type(None))):
             return None
         return bool(v)
-
-    def _known_value(self, node: cst.BaseExpression, state: State):
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and not (
-                isinstance(node, cst.Name) and node.value in _CONSTANTS):
-            fact = self.fact(node, state)
-            if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
-                return fact.value
-            return _UNKNOWN
-        return literal(node)
 
     def refine(self, test: cst.BaseExpression, state: State, truth: bool) -> State:
         """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`."""

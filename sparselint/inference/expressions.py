@@ -15,9 +15,10 @@ from .state import State
 from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset
 from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
+from .pyvalues import PythonValues
 
 
-class Inference(ContainerFacts, TorchCalls, Effects):
+class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
     """Derives facts for one scope (module body or one function body)."""
 
     def __init__(
@@ -59,10 +60,8 @@ class Inference(ContainerFacts, TorchCalls, Effects):
     def value(self, node: Optional[cst.BaseExpression], state: State):
         """The Python value of a literal, or of a name that holds one (`sparse=sparse`)."""
         v = literal(node)
-        if v is _UNKNOWN and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-            fact = self.fact(node, state)
-            if isinstance(fact, (Const, Scalar)) and (fact.value is not None or isinstance(fact, Const)):
-                return fact.value
+        if v is _UNKNOWN and node is not None and not isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return self.known_value(node, state)
         return v
 
     def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
@@ -122,6 +121,9 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             t = self.tensor(node.expression, state)
             return self._derived(t, t.layout, None, [t], elementwise=True) if t else None
+        if isinstance(node, (cst.IfExp, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation,
+                             cst.FormattedString)):
+            return self._evaluated(node, state)
         if isinstance(node, cst.Subscript):
             base = self.fact(node.value, state)
             if isinstance(base, Tensor) and base.layout == "strided":
@@ -254,6 +256,9 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             return None
         if q is not None:
             return self._torch_call(q, node, state, where)
+        computed = self._evaluated(node, state)
+        if computed is not None:
+            return computed
         if isinstance(func, cst.Name):
             if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
                 inner = self.fact(node.args[0].value, state)

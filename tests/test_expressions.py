@@ -1,0 +1,103 @@
+"""Expressions over known values, seen through the findings they enable: conditional
+expressions, `and`/`or`, comparisons, pure `str` methods, `in`, `hasattr`, `not`, f-strings,
+and values followed through lists, tuples and dicts. Each form has a look-alike that must stay
+silent: an undecided choice, an unknown operand, a value replaced in the container."""
+import textwrap
+
+from sparselint.config import Settings
+from sparselint.engine import check_text
+
+
+def codes(src, select=("ALL",)):
+    diags, _, _ = check_text(textwrap.dedent(src).lstrip("\n"), "t.py", Settings(select=select))
+    return [(d.line, d.code) for d in diags]
+
+
+COO = "torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2))"
+ADAM_OVER = """
+    import torch
+    import torch.nn as nn
+    {head}
+    opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+"""
+
+
+def adam(head):
+    return codes(ADAM_OVER.format(head=textwrap.dedent(head).strip().replace("\n", "\n    ")))
+
+
+def test_a_decided_conditional_expression_gives_its_branch():
+    src = f"""
+        import torch
+        mode = {{}}
+        s = {COO} if mode == "train" else {COO}.coalesce()
+        s.indices()
+    """
+    assert codes(src.format('"train"')) == [(4, "SPL001")]
+    assert codes(src.format('"eval"')) == []
+
+
+def test_an_undecided_conditional_expression_joins_its_branches():
+    # one branch sparse-grad, the other dense: no positive evidence
+    assert adam("emb = nn.Embedding(10, 4, sparse=True) if flag else nn.Embedding(10, 4)") == []
+    # both branches hazardous: the hazard holds whichever runs
+    assert adam("emb = nn.Embedding(10, 4, sparse=True) if flag else nn.Embedding(20, 4, sparse=True)") \
+        == [(4, "SPL401")]
+
+
+def test_or_and_and_pick_the_operand_python_returns():
+    assert adam("cached = None\nemb = cached or nn.Embedding(10, 4, sparse=True)") == [(5, "SPL401")]
+    assert adam("use = True\nemb = use and nn.Embedding(10, 4, sparse=True)") == [(5, "SPL401")]
+    # an operand whose truth is unknown: either may be the result
+    assert adam("cached = load()\nemb = cached or nn.Embedding(10, 4, sparse=True)") == []
+    assert adam("emb = nn.Embedding(10, 4) or nn.Embedding(10, 4, sparse=True)") == []
+
+
+def test_pure_str_methods_decide_comparisons():
+    src = """
+        import torch
+        import torch.nn as nn
+        name = {}
+        emb = nn.Embedding(10, 4, sparse=True)
+        opt_cls = torch.optim.Adam if name.lower().strip() == "adam" else torch.optim.SparseAdam
+        opt = opt_cls(emb.parameters(), lr=0.1)
+    """
+    assert codes(src.format('" Adam"')) == [(6, "SPL401")]
+    assert codes(src.format('"SparseAdam"')) == []
+    # a method of an unknown string decides nothing
+    assert codes(src.format("args.optim")) == []
+
+
+def test_flag_computed_by_a_comparison_reaches_the_constructor():
+    assert adam('mode = "Sparse"\nemb = nn.Embedding(10, 4, sparse=mode.lower() == "sparse")') == [(5, "SPL401")]
+    assert adam('mode = "Dense"\nemb = nn.Embedding(10, 4, sparse=mode.lower() == "sparse")') == []
+    assert adam('emb = nn.Embedding(10, 4, sparse=mode.lower() == "sparse")') == []
+
+
+def test_membership_and_not_decide_if_statements():
+    src = """
+        import torch
+        mode = {}
+        s = {}
+        if not mode in ("train", "finetune"):
+            s = s.coalesce()
+        s.indices()
+    """
+    assert codes(src.format('"train"', COO)) == [(6, "SPL001")]
+    assert codes(src.format('"eval"', COO)) == []
+    assert codes(src.format("pick()", COO)) == []
+
+
+def test_hasattr_is_true_only_where_the_attribute_is_known():
+    src = f"""
+        import torch
+        class Holder:
+            def __init__(self):
+                self.value = {COO}
+        h = Holder()
+        x = h.value if hasattr(h, {{}}) else {COO}.coalesce()
+        x.indices()
+    """
+    assert codes(src.format('"value"')) == [(7, "SPL001")]
+    # never proved absent: the other branch is possible too
+    assert codes(src.format('"other"')) == []

@@ -543,7 +543,7 @@ class Walker:
 def _config_arg(fact) -> Optional[ConfigArg]:
     """A dict, dataclass or plain object whose known fields hold literals, as a constructor
     argument the project index can read fields of."""
-    if not isinstance(fact, Instance) or not fact.attrs:
+    if not isinstance(fact, Instance) or not fact.attrs or fact.cls in ("list", "tuple"):
         return None
     fields = tuple((k, v.value) for k, v in fact.attrs
                    if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))

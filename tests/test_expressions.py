@@ -101,3 +101,64 @@ def test_hasattr_is_true_only_where_the_attribute_is_known():
     assert codes(src.format('"value"')) == [(7, "SPL001")]
     # never proved absent: the other branch is possible too
     assert codes(src.format('"other"')) == []
+
+
+def test_list_and_tuple_elements_by_literal_index_and_slice():
+    src = f"""
+        import torch
+        items = [0, {COO}, {COO}.coalesce()]
+        {{}}.indices()
+    """
+    assert codes(src.format("items[1]")) == [(3, "SPL001")]
+    assert codes(src.format("items[-2]")) == [(3, "SPL001")]
+    assert codes(src.format("items[1:][0]")) == [(3, "SPL001")]
+    # the look-alikes: the coalesced element, an index not known
+    assert codes(src.format("items[-1]")) == []
+    assert codes(src.format("items[1:][1]")) == []
+    assert codes(src.format("items[i]")) == []
+
+
+def test_lists_built_by_append_extend_and_starred_displays():
+    src = f"""
+        import torch
+        items = []
+        {{}}
+        items[0].indices()
+    """
+    assert codes(src.format(f"items.append({COO})")) == [(4, "SPL001")]
+    assert codes(src.format(f"items.extend([{COO}])")) == [(4, "SPL001")]
+    assert codes(src.format(f"items += [{COO}]")) == [(4, "SPL001")]
+    assert codes(src.format(f"items = [*[{COO}], 0]")) == [(4, "SPL001")]
+    # the element replaced in place, the list reordered, or handed to code that may change it
+    then = f"items.append({COO})\n        {{}}"
+    assert codes(src.format(then.format("items[0] = items[0].coalesce()"))) == []
+    assert codes(src.format(then.format(f"items.insert(0, {COO}.coalesce())"))) == []
+    assert codes(src.format(then.format("random.shuffle(items)"))) == []
+    assert codes(src.format(then.format("other = items\n        other[0] = other[0].coalesce()"))) == []
+    assert codes(src.format(then.format("other = items\n        other.insert(0, other[0].coalesce())"))) == []
+
+
+def test_dict_values_through_get():
+    src = f"""
+        import torch
+        parts = {{{{"x": {COO}, "y": {COO}.coalesce()}}}}
+        s = {{}}
+        s.indices()
+    """
+    assert codes(src.format('parts.get("x")')) == [(4, "SPL001")]
+    assert codes(src.format(f'parts.get("z", {COO})')) == [(4, "SPL001")]
+    assert codes(src.format('parts.get("y")')) == []
+    # a key the dict holds: the default is not what `get` gives
+    assert codes(src.format(f'parts.get("y", {COO})')) == []
+
+
+def test_f_string_keys_over_known_values():
+    src = f"""
+        import torch
+        layers = {{{{"layer_0": {COO}, "layer_1": {COO}.coalesce()}}}}
+        i = {{}}
+        layers[f"layer_{{{{i}}}}"].indices()
+    """
+    assert codes(src.format("0")) == [(4, "SPL001")]
+    assert codes(src.format("1")) == []
+    assert codes(src.format("pick()")) == []

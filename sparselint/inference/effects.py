@@ -11,7 +11,7 @@ import libcst as cst
 from .. import torchapi as api
 from ..diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Module, Optimizer, Params, Scalar, Tensor, element_of,
-                     union_flags)
+                     union_flags, union_params)
 from ..models import NONE as NO_GRADS
 from ..names import dotted
 from ..tree import children
@@ -21,6 +21,15 @@ _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _UNKNOWN, arg, literal
 from .state import State
+from .containers import is_parameter, is_sequence, params_of_tensor, sequence_items, sequence_of
+
+# Methods that change a list in place.
+_LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
+                           "__delitem__", "__iadd__", "__imul__"})
+# Builtins that read a list they are given and never change it.
+_READING_BUILTINS = frozenset({"len", "print", "sorted", "list", "tuple", "set", "frozenset", "enumerate", "zip", "iter",
+                               "reversed", "sum", "min", "max", "any", "all", "isinstance", "str", "repr", "id",
+                               "hash", "dict", "range", "next", "map", "filter", "bool", "type", "hasattr", "getattr"})
 
 
 class Effects:
@@ -48,6 +57,13 @@ class Effects:
             self._bind(stmt.target, value_fact, out, stmt.value)
         elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript):
             self._dict_item_set(stmt.target, None, out)  # `cfg["lr"] *= 2`: the value is not followed
+        elif isinstance(stmt, cst.AugAssign) and is_sequence(self._held(dotted(stmt.target), out)):
+            path = dotted(stmt.target)
+            held = self._held(path, out)
+            if isinstance(stmt.operator, cst.AddAssign):
+                self._sequence_update(path, held, "extend", stmt.value, out)  # `items += [x]`
+            else:
+                self._forget_sequence(path, held, out)
         elif isinstance(stmt, cst.AugAssign):
             target, path = self.tensor(stmt.target, state), dotted(stmt.target)
             after = self._probed(stmt, state, target)
@@ -213,6 +229,9 @@ class Effects:
         holds the new value (or is gone); a key that cannot be read makes the dict unknown."""
         path = dotted(target.value)
         held = state.env.get(path) if path else None
+        if is_sequence(held):
+            self._sequence_item_set(path, held, target, fact, state, remove)
+            return
         if not isinstance(held, Instance) or held.cls != "dict":
             return
         key = literal(getattr(target.slice[0].slice, "value", None)) if len(target.slice) == 1 else _UNKNOWN
@@ -226,6 +245,73 @@ class Effects:
         if held.keys is not None:
             keys = tuple(k for k in held.keys if k != key) + (() if remove else (key,))
         state.env[path] = replace(held, attrs=attrs, keys=keys)
+
+    def _held(self, path: Optional[str], state: State):
+        return (state.env.get(path) or self.lookup(path, state)) if path else None
+
+    def _sequence_update(self, path: str, held, method: str, value: Optional[cst.BaseExpression], state: State) -> None:
+        """`items.append(x)`, `items.extend(xs)`, `items += xs`: the elements follow; any
+        other change to the list (insert, pop, sort, ...) leaves it unknown."""
+        added = None
+        if value is not None and method == "append":
+            added = (self.fact(value, state),)
+        elif value is not None and method == "extend":
+            added = self.items_of(value, state)
+        old = sequence_items(held)
+        new = None
+        if isinstance(held, Params) and added is not None and all(is_parameter(f) for f in added):
+            new = held
+            for f in added:
+                new = union_params(new, params_of_tensor(f, dotted(value) if method == "append" else None))
+            new = replace(new, items=old + added if old is not None else None)
+        elif isinstance(held, Params) and method == "extend" and value is not None and added is None:
+            more = self.fact(value, state)
+            new = union_params(held, more) if isinstance(more, Params) else None
+        elif added is not None and old is not None:
+            new = sequence_of("list", old + added)
+        elif added is not None and isinstance(held, Instance) and held.cls == "list":
+            # the length was not known: the elements it had keep their places
+            new = Instance(cls="list", attrs=held.attrs, keys=None)
+        self._forget_sequence(path, held, state)
+        if new is not None:
+            state.env[path] = new
+
+    def _sequence_item_set(self, path: str, held, target: cst.Subscript, fact, state: State, remove: bool) -> None:
+        """`items[1] = x` on a list whose elements are known; other stores make it unknown."""
+        old = sequence_items(held)
+        sl = target.slice[0].slice if len(target.slice) == 1 else None
+        i = self.known_value(sl.value, state) if isinstance(sl, cst.Index) else _UNKNOWN
+        self._forget_sequence(path, held, state)
+        if not remove and old is not None and isinstance(i, int) and not isinstance(i, bool) and -len(old) <= i < len(old):
+            items = list(old)
+            items[i] = fact
+            new = sequence_of("list", tuple(items))
+            if new is not None:
+                state.env[path] = new
+
+    def _forget_sequence(self, path: str, held, state: State) -> None:
+        """A list changed in place: every other name bound to the same list (`b = items`)
+        no longer holds what the facts say."""
+        for key in [k for k, v in state.env.items() if v is held and k != path]:
+            state.bind(key, None)
+        state.bind(path, None)
+
+    def _passed_lists(self, call: cst.Call, q: Optional[str], state: State) -> None:
+        """A list handed to a callable not followed may be changed by it (`random.shuffle(xs)`):
+        its elements are forgotten, unless torch or a builtin that only reads it takes it."""
+        func = call.func
+        if (q is not None and (q == "torch" or q.startswith("torch."))) or (
+                isinstance(func, cst.Name) and func.value in _READING_BUILTINS and self._builtin(func.value, state)):
+            return
+        if isinstance(func, cst.Attribute):
+            recv = self._held(dotted(func.value), state)
+            if is_sequence(recv) or (isinstance(recv, Instance) and recv.cls == "dict"):
+                return  # a list or dict method only reads its arguments
+        for a in call.args:
+            path = dotted(a.value)
+            held = state.env.get(path) if path else None
+            if (isinstance(held, Instance) and held.cls == "list") or (isinstance(held, Params) and held.items is not None):
+                self._forget_sequence(path, held, state)
 
     def _inplace_update(self, target, adds_entries: bool, node, state: State) -> None:
         path = dotted(target)
@@ -246,6 +332,7 @@ class Effects:
             return
         q = self.names.qualify(func)
         where = call
+        self._passed_lists(call, q, state)
         if q is not None:
             if q in api.BACKWARD_FUNCTIONS:
                 state.saved.clear()
@@ -278,6 +365,10 @@ class Effects:
         if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
             if self._freeze(recv_path, state):
                 return
+        if is_sequence(recv) and method in _LIST_UPDATES:
+            self._sequence_update(recv_path, recv, method, call.args[0].value if len(call.args) == 1 and not call.args[0].star
+                                  and call.args[0].keyword is None else None, state)
+            return
         if isinstance(recv, Tensor):
             if method == "requires_grad_":
                 state.env[recv_path] = self._tensor_method(recv, method, call, state, where)

@@ -12,10 +12,10 @@ from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Module, Para
 from ..names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
-from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset
+from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, sequence_items, sequence_of
 from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
-from .pyvalues import PythonValues
+from .pyvalues import PythonValues, value_fact
 
 
 class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
@@ -131,7 +131,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
                 key = self.value(getattr(node.slice[0].slice, "value", None), state)
                 return attr_of(base.attrs, key) if isinstance(key, str) else None
-            return None
+            return self._item(base, node, state)
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._collection(node, state)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -211,6 +211,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             lp, rp = self.fact(left, state), self.fact(right, state)
             if isinstance(lp, Params) and isinstance(rp, Params):
                 return union_params(lp, rp)
+            li, ri = sequence_items(lp), sequence_items(rp)
+            if li is not None and ri is not None:
+                tuples = all(isinstance(f, Instance) and f.cls == "tuple" for f in (lp, rp))
+                return sequence_of("tuple" if tuples else "list", li + ri)
+            if isinstance(lp, Const) and isinstance(rp, Const) and isinstance(lp.value, str) and isinstance(rp.value, str):
+                return value_fact(lp.value + rp.value)
         lt, rt = self.tensor(left, state), self.tensor(right, state)
         if isinstance(op, cst.MatrixMultiply):
             if lt is None:
@@ -256,7 +262,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             return None
         if q is not None:
             return self._torch_call(q, node, state, where)
-        computed = self._evaluated(node, state)
+        computed = self._evaluated(node, state) or self._container_call(node, state)
         if computed is not None:
             return computed
         if isinstance(func, cst.Name):

@@ -8,6 +8,7 @@ in that statement is called with a `Context` that answers questions at that poin
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 import libcst as cst
@@ -16,7 +17,7 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from .facts import Const, Fact, Instance, Module, Params, Scalar, Tensor, attr_of, join
 from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
@@ -335,7 +336,16 @@ class Walker:
         counts: dict[str, int] = {}
         for p in assigned_names(body, attributes=True, count=counts):
             pass
-        return {k: v for k, v in final.env.items() if counts.get(k.split(".")[0], 0) <= 1}
+        out = {}
+        for k, v in final.env.items():
+            if counts.get(k.split(".")[0], 0) > 1:
+                continue
+            # a module-level list may be changed in place by any function: its elements
+            # are not known inside functions, only what a display of them would say
+            if isinstance(v, Instance) and v.cls == "list":
+                continue
+            out[k] = replace(v, items=None) if isinstance(v, Params) and v.items is not None else v
+        return out
 
     # -- statements --------------------------------------------------------------------
 

@@ -162,3 +162,20 @@ def test_f_string_keys_over_known_values():
     assert codes(src.format("0")) == [(4, "SPL001")]
     assert codes(src.format("1")) == []
     assert codes(src.format("pick()")) == []
+
+
+def test_a_module_level_list_is_not_trusted_inside_functions():
+    # any function may change it in place before another one reads it
+    assert codes(f"""
+        import torch
+        ITEMS = [{COO}]
+        def fix():
+            ITEMS[0] = ITEMS[0].coalesce()
+        def use():
+            ITEMS[0].indices()
+    """) == []
+    assert codes(f"""
+        import torch
+        ITEMS = [{COO}]
+        ITEMS[0].indices()
+    """) == [(3, "SPL001")]

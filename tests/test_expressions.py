@@ -179,3 +179,14 @@ def test_a_module_level_list_is_not_trusted_inside_functions():
         ITEMS = [{COO}]
         ITEMS[0].indices()
     """) == [(3, "SPL001")]
+
+
+def test_a_sequence_whose_length_two_paths_disagree_on_is_changed_safely():
+    # two literal sizes joined: the elements are not known, and storing into it is no error
+    assert codes("""
+        import torch
+        size = [3, 3] if flag else [4, 4, 4]
+        size[0] = 5
+        size += [1]
+        s = torch.sparse_coo_tensor(i, v, size[0:2])
+    """) == []

@@ -280,7 +280,7 @@ def sequence_items(fact) -> Optional[tuple]:
         return tuple(attr_of(fact.attrs, k) for k in fact.keys)
     if isinstance(fact, Params):
         return fact.items
-    if isinstance(fact, Literal) and len(fact.value) <= _MAX_ITEMS:
+    if isinstance(fact, Literal) and isinstance(fact.value, tuple) and len(fact.value) <= _MAX_ITEMS:
         return tuple(Literal(v) if isinstance(v, tuple) else Scalar(value=v) for v in fact.value)
     if isinstance(fact, Const) and isinstance(fact.value, tuple):
         return tuple(Const(value=v) for v in fact.value)
@@ -301,7 +301,7 @@ def sequence_of(kind: str, items: tuple) -> Optional[Fact]:
     """The fact of a list or tuple of these elements, as a display of them gives it."""
     if len(items) > _MAX_ITEMS:
         return None
-    if all(isinstance(f, Literal) or (isinstance(f, Scalar) and isinstance(f.value, (int, float))
+    if all((isinstance(f, Literal) and isinstance(f.value, tuple)) or (isinstance(f, Scalar) and isinstance(f.value, (int, float))
                                       and not isinstance(f.value, bool)) for f in items):
         return Literal(tuple(f.value for f in items))
     if all(isinstance(f, Const) and isinstance(f.value, str) for f in items):

@@ -190,3 +190,20 @@ def test_a_sequence_whose_length_two_paths_disagree_on_is_changed_safely():
         size += [1]
         s = torch.sparse_coo_tensor(i, v, size[0:2])
     """) == []
+
+
+def test_getattr_and_setattr_with_literal_names():
+    src = f"""
+        import torch
+        class Holder:
+            pass
+        h = Holder()
+        setattr(h, "value", {COO})
+        {{}}
+        getattr(h, "value").indices()
+    """
+    assert codes(src.format("")) == [(7, "SPL001")]
+    # the attribute set again under a name not known: it may be this one
+    assert codes(src.format("setattr(h, name, None)")) == []
+    assert adam('emb = getattr(nn, "Embedding")(10, 4, sparse=True)') == [(4, "SPL401")]
+    assert adam('emb = getattr(nn, "Embedding")(10, 4, sparse=False)') == []

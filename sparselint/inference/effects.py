@@ -246,6 +246,25 @@ class Effects:
             keys = tuple(k for k in held.keys if k != key) + (() if remove else (key,))
         state.env[path] = replace(held, attrs=attrs, keys=keys)
 
+    def _setattr(self, call: cst.Call, state: State) -> None:
+        """`setattr(obj, "name", value)` binds `obj.name`; a name not known may be any
+        attribute of the object, which is then forgotten."""
+        if len(call.args) != 3 or any(a.star or a.keyword is not None for a in call.args):
+            return
+        path = dotted(call.args[0].value)
+        if path is None:
+            return
+        name = self.known_value(call.args[1].value, state)
+        if not isinstance(name, str) or not name.isidentifier():
+            state.bind(path, None)
+            return
+        fact = self.fact(call.args[2].value, state)
+        held = state.env.get(path)
+        if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
+            attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
+            state.env[path] = replace(held, attrs=attrs)
+        state.bind(f"{path}.{name}", fact)
+
     def _held(self, path: Optional[str], state: State):
         return (state.env.get(path) or self.lookup(path, state)) if path else None
 
@@ -351,6 +370,9 @@ class Effects:
                 if wp and isinstance(wt, Tensor):
                     state.env[wp] = replace(wt, grad_layout="coo", grad_coalesced=False).why(
                         where, "`F.embedding(..., sparse=True)` gives it an uncoalesced sparse grad")
+            return
+        if isinstance(func, cst.Name) and func.value == "setattr" and self._builtin("setattr", state):
+            self._setattr(call, state)
             return
         if not isinstance(func, cst.Attribute):
             return

@@ -76,7 +76,33 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             fact = self.fact(func, state)
             if isinstance(fact, Callee) and not fact.local:
                 return fact.target
+        if q is None and isinstance(func, cst.Call):
+            fact = self.fact(func, state)  # `getattr(torch.optim, "Adam")(params)`
+            if isinstance(fact, Callee) and not fact.local:
+                return fact.target
         return q
+
+    def _getattr(self, node: cst.Call, state: State) -> Optional[Fact]:
+        """`getattr(obj, "name")`: what `obj.name` holds, or the torch class it names."""
+        func = node.func
+        if (not isinstance(func, cst.Name) or func.value != "getattr" or len(node.args) != 2
+                or any(a.star or a.keyword is not None for a in node.args) or not self._builtin("getattr", state)):
+            return None
+        name = self.known_value(node.args[1].value, state)
+        if not isinstance(name, str) or not name.isidentifier():
+            return None
+        spelled = cst.Attribute(value=node.args[0].value, attr=cst.Name(name))
+        q = self.names.qualify(spelled)
+        if q is not None:
+            return Callee(target=q) if q.startswith("torch.") and q.split(".")[-1][:1].isupper() else None
+        path = dotted(spelled)
+        held = self.lookup(f"{path}", state) if path else None
+        if held is not None:
+            return held
+        base = self.fact(node.args[0].value, state)
+        if isinstance(base, (Instance, Module)) and not (isinstance(base, Instance) and base.cls in ("dict", "list", "tuple")):
+            return attr_of(base.attrs, name)
+        return None
 
     def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         # Facts are memoised for the length of one outermost evaluation (the state cannot
@@ -262,7 +288,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             return None
         if q is not None:
             return self._torch_call(q, node, state, where)
-        computed = self._evaluated(node, state) or self._container_call(node, state)
+        computed = self._evaluated(node, state) or self._container_call(node, state) or self._getattr(node, state)
         if computed is not None:
             return computed
         if isinstance(func, cst.Name):

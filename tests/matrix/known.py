@@ -10,10 +10,6 @@ CAUSES = {
     "unpacking": "tuple, list and starred targets do not bind their elements (`a, b = X(), Y()`, "
                  "`*rest, x = ...`, a returned tuple or a NamedTuple unpacked)",
     "for-target": "a `for` target does not bind the elements of the iterated list, `enumerate` or `.items()`",
-    "containers": "list and tuple elements are not followed through subscripts, negative indexes, slices, "
-                  "`.append`, `+=`, starred displays; dict values through `.get` or item stores "
-                  "(a dict display read by a literal key is)",
-    "f-string": "an f-string key over a known name is not evaluated",
     "walrus": "a `:=` target is not bound",
     "with-as": "`with contextlib.nullcontext(x) as y` does not bind `y` to `x`",
     "global-nonlocal": "a `global`/`nonlocal` name written by a called function is not followed",
@@ -26,8 +22,6 @@ CAUSES = {
     "indirect-calls": "a function reached through a dict, a list, a registry or an argument is not called",
     "comprehensions": "comprehension and generator-expression targets do not bind the iterated elements",
     "generators": "iterating a generator (or `next` of it) does not give what it yields",
-    "conditionals": "conditional expressions, `or`, and comparisons over known values "
-                    "(`mode == \"train\"`, `name.lower() == \"adam\"`, `hasattr(h, \"value\")`) are not evaluated",
     "await": "`await` of a coroutine does not give its return value",
     "class-attributes": "an attribute assigned in a class body is not read through the class",
     "property": "reading an `@property` does not give its getter's return value",
@@ -39,8 +33,6 @@ CAUSES = {
     "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
                           "default) is not bound when the constructor omits it",
     "namedtuple": "a NamedTuple's fields are not bound by its constructor",
-    "getattr-setattr": "`getattr`/`setattr` with literal names are not resolved (`getattr(h, \"value\")`, "
-                       "`getattr(nn, \"Embedding\")`, `getattr(torch.optim, \"Adam\")`)",
     "namespace": "`types.SimpleNamespace(...)` attributes are not bound",
     "attribute-chain": "an attribute chain through two plain (non-module) objects is not followed",
     "module-globals": "a module-level value imported from another module (`from config import VALUE`) "

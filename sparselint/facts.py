@@ -104,6 +104,8 @@ class Params:
     parts: Optional[tuple[tuple[str, Flags], ...]] = None
     # param groups: (params, weight_decay of the group or None when it inherits the default)
     groups: Optional[tuple[tuple["Params", object], ...]] = None
+    # a list written out or built by appends: the fact of each element, in order
+    items: Optional[tuple[Optional["Fact"], ...]] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
@@ -126,8 +128,9 @@ def union_params(a: Params, b: Params) -> Params:
     groups = None
     if a.groups is not None or b.groups is not None:
         groups = (a.groups or ((a, None),)) + (b.groups or ((b, None),))
+    items = a.items + b.items if a.items is not None and b.items is not None else None
     return Params(flags=a.flags.union(b.flags), paths=a.paths + b.paths if a.paths and b.paths else (),
-                  parts=parts, groups=groups, evidence=a.evidence + b.evidence)
+                  parts=parts, groups=groups, items=items, evidence=a.evidence + b.evidence)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ in that statement is called with a `Context` that answers questions at that poin
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 import libcst as cst
@@ -16,7 +17,7 @@ from . import torchapi as api
 from .calls import Calls
 from .context import Context, Scope
 from .diagnostics import Evidence
-from .facts import Const, Fact, Instance, Items, Module, Scalar, Tensor, attr_of, join
+from .facts import Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join
 from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
@@ -380,7 +381,14 @@ class Walker:
         counts: dict[str, int] = {}
         for p in assigned_names(body, attributes=True, count=counts):
             pass
-        return {k: v for k, v in final.env.items() if counts.get(k.split(".")[0], 0) <= 1 and not _mutable(v)}
+        out = {}
+        for k, v in final.env.items():
+            if counts.get(k.split(".")[0], 0) > 1 or _mutable(v):
+                continue
+            # a module-level list of parameters may be changed in place by any function: only
+            # what a display of them would say is kept, not its elements
+            out[k] = replace(v, items=None) if isinstance(v, Params) and v.items is not None else v
+        return out
 
     # -- statements --------------------------------------------------------------------
 
@@ -626,14 +634,15 @@ class Walker:
 
 
 def _mutable(fact) -> bool:
-    """A list whose elements are known where it is built: another function may edit it."""
+    """A list whose elements are known where it is built (another function may edit it in
+    place), or a generator (consumed once)."""
     return isinstance(fact, Items) and fact.kind != "tuple"
 
 
 def _config_arg(fact) -> Optional[ConfigArg]:
     """A dict, dataclass or plain object whose known fields hold literals, as a constructor
     argument the project index can read fields of."""
-    if not isinstance(fact, Instance) or not fact.attrs:
+    if not isinstance(fact, Instance) or not fact.attrs or fact.cls in ("list", "tuple"):
         return None
     fields = tuple((k, v.value) for k, v in fact.attrs
                    if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))

@@ -212,3 +212,40 @@ def test_a_generator_or_a_list_another_function_can_edit_is_not_followed():
                 for t in self.items:
                     t.values()
     """) == []
+
+
+def test_a_list_built_by_followed_edits_unpacks_and_loops_over_its_elements():
+    # one representation of a list: what `append`, `+=` and item stores leave in it is what
+    # unpacking, a `for` and a comprehension bind
+    assert codes("""
+        items = [c]
+        items.append(s)
+        a, b = items
+        b.values()
+        for t in items[1:]:
+            t.values()
+        more = [c]
+        more += [s]
+        [t for t in more][-1].values()
+        pair = [s, s]
+        pair[1] = c
+        for t in pair[:1]:
+            t.values()
+    """) == [4, 6, 9, 13]
+
+
+def test_a_list_edited_in_a_way_not_followed_is_unknown_under_every_name():
+    assert codes("""
+        items = [c]
+        alias = items
+        items.insert(0, s)
+        first, *_ = alias
+        first.values()
+        for t in alias:
+            t.values()
+        kept = [c, c]
+        random.shuffle(kept)
+        kept.append(s)
+        x, y, z = kept
+        z.values()
+    """) == []

@@ -73,38 +73,102 @@ class ContainerFacts:
         return out
 
     def _collection(self, node, state: State) -> Optional[Fact]:
-        """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, or param-group dicts."""
+        """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, param-group dicts, or
+        any other list or tuple whose elements are known one by one."""
         data = self._literal_data(node)
         if data is not None:
             return Literal(data)
         words = self._strings(node, state) if node.elements else None
         if words is not None:
             return Const(value=words)
+        params = self._param_collection(node, state)
+        if params is not None:
+            return params
+        items = self._display_items(node, state)
+        return sequence_of("tuple" if isinstance(node, cst.Tuple) else "list", items) if items is not None else None
+
+    def _display_items(self, node, state: State) -> Optional[tuple]:
+        """The element facts of a list or tuple display, through starred elements whose
+        length is known (`[*rest, x]`); None when its length is not known."""
+        out: list = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                inner = (self._display_items(el.value, state) if isinstance(el.value, (cst.List, cst.Tuple))
+                         else sequence_items(self.fact(el.value, state)))
+                if inner is None:
+                    return None
+                out.extend(inner)
+            else:
+                out.append(self.fact(el.value, state))
+            if len(out) > _MAX_ITEMS:
+                return None
+        return tuple(out)
+
+    def items_of(self, node: cst.BaseExpression, state: State) -> Optional[tuple]:
+        """The element facts of an iterable whose length is known, written out or held."""
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return self._display_items(node, state)
+        return sequence_items(self.fact(node, state))
+
+    def _item(self, base, node: cst.Subscript, state: State) -> Optional[Fact]:
+        """`items[1]`, `items[-1]`, `items[1:]` of a sequence whose elements are known."""
+        if len(node.slice) != 1:
+            return None
+        sl = node.slice[0].slice
+        if isinstance(sl, cst.Index):
+            i = self.known_value(sl.value, state)
+            return element_at(base, i) if _is_int(i) else None
+        items = sequence_items(base)
+        if items is None:
+            return None
+        bounds = [self.known_value(b, state) if b is not None else None for b in (sl.lower, sl.upper, sl.step)]
+        if any(b is not None and not _is_int(b) for b in bounds) or bounds[2] == 0:
+            return None
+        return sequence_of(base.kind if isinstance(base, Items) else "list", items[slice(*bounds)])
+
+    def _container_call(self, node: cst.Call, state: State) -> Optional[Fact]:
+        """`cfg.get("k")` / `cfg.get("k", default)` on a dict whose keys are known."""
+        func = node.func
+        if (not isinstance(func, cst.Attribute) or func.attr.value != "get" or not 1 <= len(node.args) <= 2
+                or any(a.star or a.keyword is not None for a in node.args)):
+            return None
+        recv = self.fact(func.value, state)
+        if not isinstance(recv, Instance) or recv.cls != "dict":
+            return None
+        key = self.known_value(node.args[0].value, state)
+        if not isinstance(key, str):
+            return None
+        held = attr_of(recv.attrs, key)
+        if held is not None:
+            return held
+        if recv.keys is not None and key not in recv.keys:
+            return self.fact(node.args[1].value, state) if len(node.args) == 2 else Const(value=None)
+        return None
+
+    def _param_collection(self, node, state: State) -> Optional[Params]:
         out: Optional[Params] = None
+        facts: list = []
         for el in node.elements:
             if isinstance(el.value, cst.Dict):
                 part = self._param_group(el.value, state)
+                facts = None
             else:
                 fact = self.fact(el.value, state)
                 if isinstance(el, cst.StarredElement):
                     part = fact if isinstance(fact, Params) else None
-                elif isinstance(fact, Tensor) and (fact.parameter or fact.grad == LEAF):
+                    facts = facts + list(part.items) if facts is not None and part is not None and part.items is not None else None
+                elif is_parameter(fact):
                     part = params_of_tensor(fact, dotted(el.value))
+                    if facts is not None:
+                        facts.append(fact)
                 else:
                     part = None
             if part is None:
-                return self._items(node, state)
+                return None
             out = part if out is None else union_params(out, part)
+        if out is not None and facts is not None:
+            out = replace(out, items=tuple(facts))  # `[p, q][0]` is `p`
         return out
-
-    def _items(self, node, state: State) -> Optional[Items]:
-        """`(x, 3)`, `[a, b]`: the facts of the elements by position, for unpacking and loops."""
-        if any(isinstance(el, cst.StarredElement) for el in node.elements):
-            return None
-        facts = tuple(self.fact(el.value, state) for el in node.elements)
-        if all(f is None for f in facts):
-            return None
-        return Items(facts, "list" if isinstance(node, cst.List) else "tuple")
 
     def _scratch(self, state: State) -> State:
         """A copy of the state to bind a comprehension's target in, kept alive for as long as
@@ -242,6 +306,61 @@ class ContainerFacts:
 
 
 _MAX_COMPREHENDED = 64  # elements a comprehension is evaluated for, one by one
+_MAX_ITEMS = 64  # longer sequences are not followed element by element
+_SEQUENCES = ("list", "tuple")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def is_parameter(fact) -> bool:
+    """A tensor that a list of parameters holds (what an optimizer is given)."""
+    return isinstance(fact, Tensor) and (fact.parameter or fact.grad == LEAF)
+
+
+def is_sequence(fact) -> bool:
+    """A list or tuple (not a generator, which is consumed once and cannot be indexed)."""
+    return ((isinstance(fact, Items) and fact.kind in _SEQUENCES) or isinstance(fact, (Params, Literal))
+            or (isinstance(fact, Const) and isinstance(fact.value, tuple)))
+
+
+def sequence_items(fact) -> Optional[tuple]:
+    """The element facts (None where unknown) of a list or tuple whose length is known."""
+    if isinstance(fact, Items) and fact.kind in _SEQUENCES:
+        return fact.items
+    if isinstance(fact, Params):
+        return fact.items
+    if isinstance(fact, Literal) and isinstance(fact.value, tuple) and len(fact.value) <= _MAX_ITEMS:
+        return tuple(Literal(v) if isinstance(v, tuple) else Scalar(value=v) for v in fact.value)
+    if isinstance(fact, Const) and isinstance(fact.value, tuple):
+        return tuple(Const(value=v) for v in fact.value)
+    return None
+
+
+def element_at(fact, index: int) -> Optional[Fact]:
+    items = sequence_items(fact)
+    if items is not None:
+        return items[index] if -len(items) <= index < len(items) else None
+    return None
+
+
+def sequence_of(kind: str, items: tuple) -> Optional[Fact]:
+    """The fact of a list or tuple of these elements, as a display of them gives it."""
+    if len(items) > _MAX_ITEMS:
+        return None
+    if all((isinstance(f, Literal) and isinstance(f.value, tuple)) or (isinstance(f, Scalar) and isinstance(f.value, (int, float))
+                                      and not isinstance(f.value, bool)) for f in items):
+        return Literal(tuple(f.value for f in items))
+    if all(isinstance(f, Const) and isinstance(f.value, str) for f in items):
+        return Const(value=tuple(f.value for f in items))
+    if kind == "list" and all(is_parameter(f) for f in items):
+        out = None
+        for f in items:
+            part = params_of_tensor(f, None)
+            out = part if out is None else union_params(out, part)
+        return replace(out, items=tuple(items))
+    return Items(tuple(items), kind)
 
 
 def _parameter_of(flags: Flags, evidence) -> Tensor:

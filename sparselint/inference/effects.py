@@ -11,7 +11,7 @@ import libcst as cst
 from .. import torchapi as api
 from ..diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
-                     attr_of, element_of, join_all, union_flags)
+                     attr_of, element_of, join_all, union_flags, union_params)
 from ..models import NONE as NO_GRADS
 from ..names import dotted
 from ..tree import children
@@ -19,13 +19,17 @@ from ..tree import children
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 # Methods that change what a dict holds.
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
-# Methods of a list that leave it as it is.
-_LIST_READS = frozenset({"copy", "index", "count"})
-# Builtins that read a list passed to them without changing it.
-_READS_LIST = frozenset({"len", "enumerate", "zip", "list", "tuple", "iter", "sorted", "reversed", "print", "any",
-                         "all", "sum", "min", "max", "isinstance", "str", "repr"})
-from .values import _CONSTANTS, _UNKNOWN, arg, literal
+from .values import _UNKNOWN, arg, literal
 from .state import State
+from .containers import is_parameter, is_sequence, params_of_tensor, sequence_items, sequence_of
+
+# Methods that change a list in place.
+_LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
+                           "__delitem__", "__iadd__", "__imul__"})
+# Builtins that read a list they are given and never change it.
+_READING_BUILTINS = frozenset({"len", "print", "sorted", "list", "tuple", "set", "frozenset", "enumerate", "zip", "iter",
+                               "reversed", "sum", "min", "max", "any", "all", "isinstance", "str", "repr", "id",
+                               "hash", "dict", "range", "next", "map", "filter", "bool", "type", "hasattr", "getattr"})
 
 
 class Effects:
@@ -55,8 +59,13 @@ class Effects:
             self._bind(stmt.target, value_fact, out, stmt.value)
         elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Subscript):
             self._dict_item_set(stmt.target, None, out)  # `cfg["lr"] *= 2`: the value is not followed
-        elif isinstance(stmt, cst.AugAssign) and isinstance(state.env.get(dotted(stmt.target) or ""), Items):
-            out.bind(dotted(stmt.target), None)  # `items += [...]`: its elements are not followed
+        elif isinstance(stmt, cst.AugAssign) and is_sequence(self._held(dotted(stmt.target), out)):
+            path = dotted(stmt.target)
+            held = self._held(path, out)
+            if isinstance(stmt.operator, cst.AddAssign):
+                self._sequence_update(path, held, "extend", stmt.value, out)  # `items += [x]`
+            else:
+                self._forget_sequence(path, held, out)
         elif isinstance(stmt, cst.AugAssign):
             target, path = self.tensor(stmt.target, state), dotted(stmt.target)
             after = self._probed(stmt, state, target)
@@ -86,31 +95,13 @@ class Effects:
             if isinstance(test.operator, cst.And):
                 return False if False in (left, right) else True if left is True and right is True else None
             return True if True in (left, right) else False if left is False and right is False else None
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            op = test.comparisons[0].operator
-            a, b = self._known_value(test.left, state), self._known_value(test.comparisons[0].comparator, state)
-            if a is _UNKNOWN or b is _UNKNOWN:
-                return None
-            if isinstance(op, cst.Is):
-                return a is b if b is None or a is None else None
-            if isinstance(op, cst.IsNot):
-                return a is not b if b is None or a is None else None
-            if isinstance(op, (cst.Equal, cst.NotEqual)) and type(a) is type(b) and isinstance(a, (str, bool, int)):
-                return (a == b) == isinstance(op, cst.Equal)
-            return None
-        v = self._known_value(test, state)
+        if isinstance(test, cst.Comparison):
+            v = self.comparison_value(test, state)
+            return None if v is _UNKNOWN else v
+        v = self.known_value(test, state)
         if v is _UNKNOWN or not isinstance(v, (bool, int, float, str, type(None))):
             return None
         return bool(v)
-
-    def _known_value(self, node: cst.BaseExpression, state: State):
-        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and not (
-                isinstance(node, cst.Name) and node.value in _CONSTANTS):
-            fact = self.fact(node, state)
-            if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
-                return fact.value
-            return _UNKNOWN
-        return literal(node)
 
     def refine(self, test: cst.BaseExpression, state: State, truth: bool) -> State:
         """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`."""
@@ -255,16 +246,6 @@ class Effects:
         for sub, f, k in parts:
             self._bind(sub, f, state, nodes[k] if nodes is not None and k is not None else None)
 
-    def _passed_lists(self, call: cst.Call, state: State) -> None:
-        """A list passed to a call may be edited there, a generator is consumed: what they
-        hold is no longer known (a builtin that only reads a list leaves it)."""
-        reads = isinstance(call.func, cst.Name) and call.func.value in _READS_LIST and self.builtin(call.func.value, state)
-        for a in call.args:
-            p = dotted(a.value)
-            held = state.env.get(p) if p else None
-            if isinstance(held, Items) and (held.kind == "generator" or (held.kind == "list" and not reads)):
-                state.bind(p, None)
-
     def _bind(self, target: cst.BaseExpression, fact: Optional[Fact], state: State, value) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             self._unpack(target, fact, state, value)
@@ -338,8 +319,8 @@ class Effects:
         holds the new value (or is gone); a key that cannot be read makes the dict unknown."""
         path = dotted(target.value)
         held = state.env.get(path) if path else None
-        if isinstance(held, Items):
-            state.bind(path, None)  # an element stored or deleted: the elements are not followed
+        if is_sequence(held):
+            self._sequence_item_set(path, held, target, fact, state, remove)
             return
         if not isinstance(held, Instance) or held.cls != "dict":
             return
@@ -354,6 +335,96 @@ class Effects:
         if held.keys is not None:
             keys = tuple(k for k in held.keys if k != key) + (() if remove else (key,))
         state.env[path] = replace(held, attrs=attrs, keys=keys)
+
+    def _setattr(self, call: cst.Call, state: State) -> None:
+        """`setattr(obj, "name", value)` binds `obj.name`; a name not known may be any
+        attribute of the object, which is then forgotten."""
+        if len(call.args) != 3 or any(a.star or a.keyword is not None for a in call.args):
+            return
+        path = dotted(call.args[0].value)
+        if path is None:
+            return
+        name = self.known_value(call.args[1].value, state)
+        if not isinstance(name, str) or not name.isidentifier():
+            state.bind(path, None)
+            return
+        fact = self.fact(call.args[2].value, state)
+        held = state.env.get(path)
+        if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
+            attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
+            state.env[path] = replace(held, attrs=attrs)
+        state.bind(f"{path}.{name}", fact)
+
+    def _held(self, path: Optional[str], state: State):
+        return (state.env.get(path) or self.lookup(path, state)) if path else None
+
+    def _sequence_update(self, path: str, held, method: str, value: Optional[cst.BaseExpression], state: State) -> None:
+        """`items.append(x)`, `items.extend(xs)`, `items += xs`: the elements follow; any
+        other change to the list (insert, pop, sort, ...) leaves it unknown."""
+        added = None
+        if value is not None and method == "append":
+            added = (self.fact(value, state),)
+        elif value is not None and method == "extend":
+            added = self.items_of(value, state)
+        old = sequence_items(held)
+        new = None
+        if isinstance(held, Params) and added is not None and all(is_parameter(f) for f in added):
+            new = held
+            for f in added:
+                new = union_params(new, params_of_tensor(f, dotted(value) if method == "append" else None))
+            new = replace(new, items=old + added if old is not None else None)
+        elif isinstance(held, Params) and method == "extend" and value is not None and added is None:
+            more = self.fact(value, state)
+            new = union_params(held, more) if isinstance(more, Params) else None
+        elif added is not None and old is not None:
+            new = sequence_of("list", old + added)
+        self._forget_sequence(path, held, state)
+        if new is not None:
+            state.env[path] = new
+
+    def _sequence_item_set(self, path: str, held, target: cst.Subscript, fact, state: State, remove: bool) -> None:
+        """`items[1] = x` on a list whose elements are known; other stores make it unknown."""
+        old = sequence_items(held)
+        sl = target.slice[0].slice if len(target.slice) == 1 else None
+        i = self.known_value(sl.value, state) if isinstance(sl, cst.Index) else _UNKNOWN
+        self._forget_sequence(path, held, state)
+        if not remove and old is not None and isinstance(i, int) and not isinstance(i, bool) and -len(old) <= i < len(old):
+            items = list(old)
+            items[i] = fact
+            new = sequence_of("list", tuple(items))
+            if new is not None:
+                state.env[path] = new
+
+    def _forget_sequence(self, path: str, held, state: State) -> None:
+        """A list changed in place: every other name bound to the same list (`b = items`)
+        no longer holds what the facts say."""
+        for key in [k for k, v in state.env.items() if v is held and k != path]:
+            state.bind(key, None)
+        state.bind(path, None)
+
+    def _passed_lists(self, call: cst.Call, state: State) -> None:
+        """A list handed to a callable may be changed by it (`random.shuffle(xs)`), a
+        generator is consumed: what they hold is forgotten, also under every other name bound
+        to them, unless torch, a builtin that only reads it, or a method of a list or dict
+        (which only reads its arguments) takes it."""
+        func = call.func
+        q = self.names.qualify(func)
+        reads = (q is not None and (q == "torch" or q.startswith("torch."))) or (
+            isinstance(func, cst.Name) and func.value in _READING_BUILTINS and self.builtin(func.value, state))
+        if isinstance(func, cst.Attribute):
+            recv = self._held(dotted(func.value), state)
+            reads = reads or is_sequence(recv) or (isinstance(recv, Instance) and recv.cls == "dict")
+        followed = None
+        for a in call.args:
+            path = dotted(a.value)
+            held = state.env.get(path) if path else None
+            if isinstance(held, Items) and (held.kind == "generator" or (held.kind == "list" and not reads)):
+                self._forget_sequence(path, held, state)
+            elif isinstance(held, Params) and held.items is not None and not reads:
+                if followed is None:
+                    followed = self.calls is not None and self.calls.outcome(call) is not None
+                if not followed:
+                    self._forget_sequence(path, held, state)
 
     def _inplace_update(self, target, adds_entries: bool, node, state: State) -> None:
         path = dotted(target)
@@ -393,6 +464,9 @@ class Effects:
                     state.env[wp] = replace(wt, grad_layout="coo", grad_coalesced=False).why(
                         where, "`F.embedding(..., sparse=True)` gives it an uncoalesced sparse grad")
             return
+        if isinstance(func, cst.Name) and func.value == "setattr" and self._builtin("setattr", state):
+            self._setattr(call, state)
+            return
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -403,12 +477,16 @@ class Effects:
         if recv_path is None:
             return
         recv = state.env.get(recv_path) or self.lookup(recv_path, state)
-        if isinstance(recv, Items) and recv.kind != "tuple" and method not in _LIST_READS:
-            state.bind(recv_path, None)  # `items.append(...)`, `items.sort()`: not followed
+        if isinstance(recv, Items) and recv.kind == "generator":
+            state.bind(recv_path, None)  # `gen.send(...)`, `gen.close()`: not followed
             return
         if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
             if self._freeze(recv_path, state):
                 return
+        if is_sequence(recv) and method in _LIST_UPDATES:
+            self._sequence_update(recv_path, recv, method, call.args[0].value if len(call.args) == 1 and not call.args[0].star
+                                  and call.args[0].keyword is None else None, state)
+            return
         if isinstance(recv, Tensor):
             if method == "requires_grad_":
                 state.env[recv_path] = self._tensor_method(recv, method, call, state, where)
@@ -525,6 +603,8 @@ def _target_paths(target: cst.BaseExpression) -> list[str]:
 def elements_of(fact) -> Optional[tuple]:
     """The facts of the elements a value unpacks to, by position, when their number is known."""
     if isinstance(fact, Items):
+        return fact.items
+    if isinstance(fact, Params) and fact.items is not None:  # `p, q = [w1, w2]`
         return fact.items
     if isinstance(fact, Literal) and isinstance(fact.value, tuple):  # (a join of two sizes is not)
         return tuple(Literal(v) if isinstance(v, tuple) else Scalar(value=v) for v in fact.value)

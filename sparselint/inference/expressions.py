@@ -12,12 +12,13 @@ from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Items, Modul
 from ..names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
-from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset
+from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, sequence_items, sequence_of
 from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
+from .pyvalues import PythonValues, value_fact
 
 
-class Inference(ContainerFacts, TorchCalls, Effects):
+class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
     """Derives facts for one scope (module body or one function body)."""
 
     def __init__(
@@ -64,10 +65,8 @@ class Inference(ContainerFacts, TorchCalls, Effects):
     def value(self, node: Optional[cst.BaseExpression], state: State):
         """The Python value of a literal, or of a name that holds one (`sparse=sparse`)."""
         v = literal(node)
-        if v is _UNKNOWN and isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-            fact = self.fact(node, state)
-            if isinstance(fact, (Const, Scalar)) and (fact.value is not None or isinstance(fact, Const)):
-                return fact.value
+        if v is _UNKNOWN and node is not None and not isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return self.known_value(node, state)
         return v
 
     def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
@@ -82,7 +81,33 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             fact = self.fact(func, state)
             if isinstance(fact, Callee) and not fact.local:
                 return fact.target
+        if q is None and isinstance(func, cst.Call):
+            fact = self.fact(func, state)  # `getattr(torch.optim, "Adam")(params)`
+            if isinstance(fact, Callee) and not fact.local:
+                return fact.target
         return q
+
+    def _getattr(self, node: cst.Call, state: State) -> Optional[Fact]:
+        """`getattr(obj, "name")`: what `obj.name` holds, or the torch class it names."""
+        func = node.func
+        if (not isinstance(func, cst.Name) or func.value != "getattr" or len(node.args) != 2
+                or any(a.star or a.keyword is not None for a in node.args) or not self._builtin("getattr", state)):
+            return None
+        name = self.known_value(node.args[1].value, state)
+        if not isinstance(name, str) or not name.isidentifier():
+            return None
+        spelled = cst.Attribute(value=node.args[0].value, attr=cst.Name(name))
+        q = self.names.qualify(spelled)
+        if q is not None:
+            return Callee(target=q) if q.startswith("torch.") and q.split(".")[-1][:1].isupper() else None
+        path = dotted(spelled)
+        held = self.lookup(f"{path}", state) if path else None
+        if held is not None:
+            return held
+        base = self.fact(node.args[0].value, state)
+        if isinstance(base, (Instance, Module)) and not (isinstance(base, Instance) and base.cls in ("dict", "list", "tuple")):
+            return attr_of(base.attrs, name)
+        return None
 
     def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         # Facts are memoised for the length of one outermost evaluation (the state cannot
@@ -127,6 +152,9 @@ class Inference(ContainerFacts, TorchCalls, Effects):
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             t = self.tensor(node.expression, state)
             return self._derived(t, t.layout, None, [t], elementwise=True) if t else None
+        if isinstance(node, (cst.IfExp, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation,
+                             cst.FormattedString)):
+            return self._evaluated(node, state)
         if isinstance(node, cst.Subscript):
             base = self.fact(node.value, state)
             if isinstance(base, Tensor) and base.layout == "strided":
@@ -134,7 +162,7 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
                 key = self.value(getattr(node.slice[0].slice, "value", None), state)
                 return attr_of(base.attrs, key) if isinstance(key, str) else None
-            return None
+            return self._item(base, node, state)
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._collection(node, state)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
@@ -227,6 +255,12 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             lp, rp = self.fact(left, state), self.fact(right, state)
             if isinstance(lp, Params) and isinstance(rp, Params):
                 return union_params(lp, rp)
+            li, ri = sequence_items(lp), sequence_items(rp)
+            if li is not None and ri is not None:
+                tuples = all(isinstance(f, Items) and f.kind == "tuple" for f in (lp, rp))
+                return sequence_of("tuple" if tuples else "list", li + ri)
+            if isinstance(lp, Const) and isinstance(rp, Const) and isinstance(lp.value, str) and isinstance(rp.value, str):
+                return value_fact(lp.value + rp.value)
         lt, rt = self.tensor(left, state), self.tensor(right, state)
         if isinstance(op, cst.MatrixMultiply):
             if lt is None:
@@ -272,6 +306,9 @@ class Inference(ContainerFacts, TorchCalls, Effects):
             return None
         if q is not None:
             return self._torch_call(q, node, state, where)
+        computed = self._evaluated(node, state) or self._container_call(node, state) or self._getattr(node, state)
+        if computed is not None:
+            return computed
         if isinstance(func, cst.Name):
             if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
                 inner = self.fact(node.args[0].value, state)

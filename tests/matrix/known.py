@@ -7,10 +7,6 @@ the value meets on its way from source to sink).
 """
 
 CAUSES = {
-    "containers": "list and tuple elements are not followed through subscripts, negative indexes, slices, "
-                  "`.append`, `+=`, starred displays; dict values through `.get` or item stores "
-                  "(a dict display read by a literal key is)",
-    "f-string": "an f-string key over a known name is not evaluated",
     "global-nonlocal": "a `global`/`nonlocal` name written by a called function is not followed",
     "except-as": "an exception's arguments are not followed to `except ... as e: e.args[0]`",
     "defaults": "a parameter's default value is not bound when the call omits the argument",
@@ -20,13 +16,9 @@ CAUSES = {
     "partial": "`functools.partial` objects are not followed to the function they bind",
     "indirect-calls": "a function reached through a dict, a list, a registry or an argument is not called",
     "generators": "iterating a generator (or `next` of it) does not give what it yields",
-    "conditionals": "conditional expressions, `or`, and comparisons over known values "
-                    "(`mode == \"train\"`, `name.lower() == \"adam\"`, `hasattr(h, \"value\")`) are not evaluated",
     "await": "`await` of a coroutine does not give its return value",
     "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
                           "default) is not bound when the constructor omits it",
-    "getattr-setattr": "`getattr`/`setattr` with literal names are not resolved (`getattr(h, \"value\")`, "
-                       "`getattr(nn, \"Embedding\")`, `getattr(torch.optim, \"Adam\")`)",
     "namespace": "`types.SimpleNamespace(...)` attributes are not bound",
     "attribute-chain": "an attribute chain through two plain (non-module) objects is not followed",
     "module-globals": "a module-level value imported from another module (`from config import VALUE`) "
@@ -48,15 +40,6 @@ CAUSES = {
 
 # (shape, the hazards it is missed for, cause)
 MISSED = (
-    ("starred_rest", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("augmented_list", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("list_index", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("list_negative_index", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("tuple_slice", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("dict_get", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("list_append", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("starred_display", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
-    ("fstring_key", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "f-string"),
     ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("except_as", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "except-as"),
@@ -78,24 +61,13 @@ MISSED = (
     ("higher_order", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
     ("registry_modules", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
     ("model_registry_module", "SPL301 SPL401", "indirect-calls"),
-    ("list_comprehension", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "containers"),
     ("generator_yield", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("generator_next", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
-    ("conditional", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
-    ("conditional_lower", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
-    ("boolean_or", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
-    ("flag_lower_compare", "SPL301 SPL401", "conditionals"),
-    ("optimizer_by_name", "SPL401", "conditionals"),
-    ("hasattr_guard", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
-    ("conditional_other_branch", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "conditionals"),
     ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
     ("property_getter", "SPL601", "shape-in-init"),
     ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("config_model_modules", "SPL301 SPL401", "dataclass-defaults"),
-    ("setattr_getattr", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "getattr-setattr"),
-    ("getattr_constructor", "SPL301 SPL401", "getattr-setattr"),
-    ("optimizer_getattr", "SPL401", "getattr-setattr"),
     ("namespace_attribute", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "namespace"),
     ("flag_namespace", "SPL301 SPL401", "namespace"),
     ("attribute_chain", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "attribute-chain"),
@@ -111,6 +83,7 @@ MISSED = (
     ("keyword_only", "SPL601", "shape-into-callee"),
     ("decorator_on_sink", "SPL601", "shape-into-callee"),
     ("instance_attribute", "SPL601", "shape-into-callee"),
+    ("hasattr_guard", "SPL601", "shape-into-callee"),
     ("method_sink", "SPL601", "shape-into-callee"),
     ("helper_module_source", "SPL601", "shape-across-modules"),
     ("import_as", "SPL601", "shape-across-modules"),

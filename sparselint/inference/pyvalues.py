@@ -1,0 +1,213 @@
+"""Python values computed from known ones: comparisons, `not`, `and`/`or`, conditional
+expressions, f-strings, pure `str` methods and `hasattr` with a literal name.
+
+A value is known only when every operand it depends on is; anything else is unknown
+(`_UNKNOWN`), never a default, so a branch is chosen only when the program surely takes it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from ..facts import Const, Fact, Instance, Module, Scalar, attr_of, join
+from ..names import dotted
+from .state import State
+from .values import _CONSTANTS, _UNKNOWN, literal
+
+# `str` methods whose result depends only on the string and the arguments.
+_PURE_STR_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
+                               "casefold", "title", "capitalize", "removeprefix", "removesuffix", "isdigit",
+                               "isalpha", "isalnum", "islower", "isupper"})
+_MAX_STR = 200  # longer computed strings are not kept (a loop doubling a string stays bounded)
+_SCALARS = (str, int, float, bool, type(None))
+_CONTAINER_CLASSES = ("dict", "list", "tuple")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def compare(op: cst.BaseCompOp, a, b):
+    """`a <op> b` on known Python values, or _UNKNOWN where the value types leave it open
+    (a tuple here may stand for a list: only membership is asked of it)."""
+    if isinstance(op, (cst.In, cst.NotIn)):
+        if isinstance(b, str) and isinstance(a, str):
+            found = a in b
+        elif isinstance(b, (tuple, frozenset)) and isinstance(a, _SCALARS):
+            found = a in b
+        else:
+            return _UNKNOWN
+        return found == isinstance(op, cst.In)
+    if not (isinstance(a, _SCALARS) and isinstance(b, _SCALARS)):
+        return _UNKNOWN
+    if isinstance(op, (cst.Is, cst.IsNot)):
+        # identity is defined by the language only for the singletons
+        if a is None or b is None or (isinstance(a, bool) and isinstance(b, bool)):
+            return (a is b) == isinstance(op, cst.Is)
+        return _UNKNOWN
+    if isinstance(op, cst.Equal):
+        return a == b
+    if isinstance(op, cst.NotEqual):
+        return a != b
+    ordered = (_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str))
+    if not ordered:
+        return _UNKNOWN
+    if isinstance(op, cst.LessThan):
+        return a < b
+    if isinstance(op, cst.LessThanEqual):
+        return a <= b
+    if isinstance(op, cst.GreaterThan):
+        return a > b
+    if isinstance(op, cst.GreaterThanEqual):
+        return a >= b
+    return _UNKNOWN
+
+
+def value_fact(v) -> Optional[Fact]:
+    """The fact that holds a computed Python value."""
+    if _is_number(v):
+        return Scalar(value=v)
+    if isinstance(v, (bool, type(None))) or (isinstance(v, str) and len(v) <= _MAX_STR):
+        return Const(value=v)
+    return None
+
+
+class PythonValues:
+    """Methods of `Inference` (sparselint.inference.expressions)."""
+
+    def known_value(self, node: Optional[cst.BaseExpression], state: State):
+        """The Python value of an expression when the facts decide it, else _UNKNOWN."""
+        v = literal(node)
+        if v is not _UNKNOWN or node is None:
+            return v
+        if isinstance(node, cst.Name) and node.value in _CONSTANTS:
+            return _UNKNOWN
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            values = tuple(self.known_value(el.value, state) if not isinstance(el, cst.StarredElement) else _UNKNOWN
+                           for el in node.elements)
+            return _UNKNOWN if _UNKNOWN in values else values
+        fact = self.fact(node, state)
+        if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
+            return fact.value
+        return _UNKNOWN
+
+    def _truthiness(self, node: cst.BaseExpression, state: State) -> Optional[bool]:
+        v = self.known_value(node, state)
+        if v is _UNKNOWN or not isinstance(v, _SCALARS + (tuple,)):
+            return None
+        return bool(v)
+
+    def _members(self, node: cst.BaseExpression, state: State):
+        """What `in` looks through: a known string or sequence, or the keys of a known dict."""
+        v = self.known_value(node, state)
+        if v is not _UNKNOWN:
+            return v
+        fact = self.fact(node, state)
+        if isinstance(fact, Instance) and fact.cls == "dict" and fact.keys is not None:
+            return frozenset(fact.keys)
+        return _UNKNOWN
+
+    def comparison_value(self, node: cst.Comparison, state: State):
+        """A comparison chain: each link needs both its operands known."""
+        left = self.known_value(node.left, state)
+        for target in node.comparisons:
+            if left is _UNKNOWN:
+                return _UNKNOWN
+            membership = isinstance(target.operator, (cst.In, cst.NotIn))
+            right = (self._members if membership else self.known_value)(target.comparator, state)
+            if right is _UNKNOWN:
+                return _UNKNOWN
+            result = compare(target.operator, left, right)
+            if result is not True:
+                return result  # False ends the chain; _UNKNOWN leaves it open
+            left = right
+        return True
+
+    def _evaluated(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
+        """The fact of a conditional expression, `and`/`or`, a comparison, `not`, an f-string
+        or a pure call on known values; None for any other node."""
+        if isinstance(node, cst.IfExp):
+            decided = self.truth(node.test, state)
+            if decided is not None:
+                return self.fact(node.body if decided else node.orelse, state)
+            # either branch may run: what both agree on, as after an `if` statement
+            return join(self.fact(node.body, state), self.fact(node.orelse, state))
+        if isinstance(node, cst.BooleanOperation):
+            first = self._truthiness(node.left, state)
+            is_or = isinstance(node.operator, cst.Or)
+            if first is not None:
+                # `a or b` is `a` when `a` is true, else `b`; `a and b` the other way round
+                return self.fact(node.left if first == is_or else node.right, state)
+            return join(self.fact(node.left, state), self.fact(node.right, state))
+        if isinstance(node, cst.Comparison):
+            return value_fact(self.comparison_value(node, state))
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = self._truthiness(node.expression, state)
+            return Const(value=not inner) if inner is not None else None
+        if isinstance(node, cst.FormattedString):
+            return value_fact(self._formatted(node, state))
+        if isinstance(node, cst.Call):
+            return value_fact(self._pure_call(node, state))
+        return None
+
+    def _formatted(self, node: cst.FormattedString, state: State):
+        out = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                out.append(part.value)
+                continue
+            if part.conversion is not None or part.format_spec is not None or part.equal is not None:
+                return _UNKNOWN
+            v = self.known_value(part.expression, state)
+            if not isinstance(v, (str, int, bool)):
+                return _UNKNOWN
+            out.append(str(v))
+        if any(c in node.start.lower() for c in "rb"):
+            return _UNKNOWN  # raw and bytes prefixes change what the text means
+        text = "".join(out)
+        if "\\" in text or "{{" in text or "}}" in text:
+            return _UNKNOWN  # escapes are not decoded here
+        return text
+
+    def _pure_call(self, node: cst.Call, state: State):
+        """`name.lower()` and the other pure `str` methods on a known string, `hasattr(obj,
+        "name")` where the attribute is known to be there."""
+        if any(a.star or a.keyword is not None for a in node.args):
+            return _UNKNOWN
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _PURE_STR_METHODS:
+            recv = self.known_value(func.value, state)
+            if not isinstance(recv, str):
+                return _UNKNOWN
+            args = [self.known_value(a.value, state) for a in node.args]
+            if any(not isinstance(a, (str, int, tuple)) or isinstance(a, bool) for a in args):
+                return _UNKNOWN
+            try:
+                return getattr(recv, func.attr.value)(*args)
+            except Exception:
+                return _UNKNOWN  # a call that raises has no value
+        if (isinstance(func, cst.Name) and func.value == "hasattr" and len(node.args) == 2
+                and self._builtin("hasattr", state)):
+            name = self.known_value(node.args[1].value, state)
+            if isinstance(name, str) and self._has_attribute(node.args[0].value, name, state):
+                return True
+            # absence is never proved: an object may get attributes the facts do not record
+        return _UNKNOWN
+
+    def _builtin(self, name: str, state: State) -> bool:
+        """The name means the builtin: not rebound in the scope or the module."""
+        return name not in self.project_names and name not in self.locals and self.lookup(name, state) is None
+
+    def _has_attribute(self, obj: cst.BaseExpression, name: str, state: State) -> bool:
+        path = dotted(obj)
+        if path is not None and self.lookup(f"{path}.{name}", state) is not None:
+            return True
+        fact = self.fact(obj, state)
+        if isinstance(fact, Instance) and fact.cls not in _CONTAINER_CLASSES:
+            return attr_of(fact.attrs, name) is not None
+        if isinstance(fact, Module):
+            return (attr_of(fact.attrs, name) is not None or fact.child(name) is not None
+                    or any(p == name for p, _ in fact.parts or ()))
+        return False

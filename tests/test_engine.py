@@ -162,3 +162,16 @@ class _CrashingRule(Rule):
 def test_an_internal_error_is_one_diagnostic():
     diags, _, _ = check_text("sparse = 1\n", "t.py", Settings(), rules=[_CrashingRule])
     assert [d.code for d in diags] == ["SPL903"] and "boom" in diags[0].message
+
+
+def test_evidence_of_a_backward_made_gradient_reads_as_english():
+    src = textwrap.dedent("""\
+        import torch
+        attn = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (2, 2), requires_grad=True)
+        x = torch.ones(2, 3)
+        torch.sparse.mm(attn, x).sum().backward()
+        print(attn.grad.values())
+    """)
+    diags, _, _ = check_text(src, "model.py", Settings())
+    texts = [e.text for d in diags for e in d.evidence]
+    assert "the backward of `mm` gives it an uncoalesced sparse grad" in texts, texts

@@ -551,7 +551,7 @@ class Effects:
             coalesced = False if q == "to_dense" else api.GRAD_COALESCED_BY.get(q, False)
             if at.grad_layout == "coo" and at.grad_coalesced is False:
                 coalesced = False
-            text = f"the backward of `{q.split('.')[-1]}` gives it a {'coalesced' if coalesced else 'uncoalesced'} sparse grad"
+            text = f"the backward of `{q.split('.')[-1]}` gives it {'a coalesced' if coalesced else 'an uncoalesced'} sparse grad"
             at = replace(at, grad_layout="coo", grad_coalesced=coalesced).why(where, text)
             state.env[ap] = at
         if not self.grad_enabled:

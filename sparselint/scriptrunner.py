@@ -21,16 +21,22 @@ from dataclasses import dataclass
 
 
 @dataclass
-class Completed:
+class RunResult:
+    """What a run of `python path` left: its exit status (negative for a signal) and output."""
+
     returncode: int
     stdout: str
     stderr: str
 
+    def final_exception(self) -> str:
+        lines = [l for l in self.stderr.strip().splitlines() if l and not l.startswith((" ", "\t"))]
+        return lines[-1] if lines else ""
 
-def _fresh_interpreter(path: str, env: dict, timeout: float) -> Completed:
+
+def _fresh_interpreter(path: str, env: dict, timeout: float) -> RunResult:
     p = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env, timeout=timeout,
                        cwd=os.path.dirname(path), stdin=subprocess.DEVNULL)
-    return Completed(p.returncode, p.stdout, p.stderr)
+    return RunResult(p.returncode, p.stdout, p.stderr)
 
 
 class _Server:
@@ -52,7 +58,7 @@ class _Server:
             self.proc = None
             raise RuntimeError(f"script server did not start: {ready!r}")
 
-    def run(self, path: str, env: dict, timeout: float) -> Completed:
+    def run(self, path: str, env: dict, timeout: float) -> RunResult:
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
                 self._start(env)
@@ -67,7 +73,7 @@ class _Server:
                 status = json.loads(reply)
                 if status.get("timeout"):
                     raise subprocess.TimeoutExpired([sys.executable, path], timeout)
-                return Completed(status["returncode"], _read(os.path.join(out, "stdout")),
+                return RunResult(status["returncode"], _read(os.path.join(out, "stdout")),
                                  _read(os.path.join(out, "stderr")))
 
     def close(self) -> None:
@@ -85,7 +91,7 @@ def _read(path: str) -> str:
 _server = _Server()
 
 
-def run_python(path: str, env: dict, timeout: float = 240) -> Completed:
+def run_python(path: str, env: dict, timeout: float = 240) -> RunResult:
     """Run `path` as `python path` would, with `env` as its environment."""
     path = os.path.abspath(path)
     if env.get("SPARSELINT_FORK_RUNNER") == "0" or not hasattr(os, "fork"):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from .config import Settings
 from .engine import check_text
-from .scriptrunner import run_python
+from .scriptrunner import RunResult, run_python
 
 _HEADER = re.compile(r"^#\s*expect-(error|misbehaves|crash|ok)\b:?\s*(.*)$", re.M)
 _CODE = re.compile(r"\bSPL\d{3}\b")
@@ -94,23 +94,11 @@ def findings_elsewhere(source: str, path: str, settings: Settings | None = None)
     return out
 
 
-@dataclass
-class RunResult:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def final_exception(self) -> str:
-        lines = [l for l in self.stderr.strip().splitlines() if l and not l.startswith((" ", "\t"))]
-        return lines[-1] if lines else ""
-
-
 def run_script(path: str, timeout: float = 240) -> RunResult:
     """Run a script as `python path` would, in a child of an interpreter that imported torch
     once (sparselint/scriptrunner.py)."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
-    p = run_python(path, env, timeout)
-    return RunResult(p.returncode, p.stdout, p.stderr)
+    return run_python(path, env, timeout)
 
 
 def fix_outcomes(source: str) -> dict[str, str]:

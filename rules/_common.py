@@ -6,8 +6,8 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint.facts import Tensor
-from sparselint.names import dotted
+from sparselint.analysis.evaluation.facts import Tensor
+from sparselint.analysis.cst.names import dotted
 
 WRITES = frozenset({"inplace", "item-assign", "item-augassign", "augassign"})
 # Elementwise in-place ops that scale every stored entry alike: harmless on duplicate entries.

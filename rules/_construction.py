@@ -6,8 +6,8 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint.facts import Literal, Tensor
-from sparselint.inference import arg
+from sparselint.analysis.evaluation.facts import Literal, Tensor
+from sparselint.analysis.evaluation.inference import arg
 
 CONSTRUCTORS = {"torch.sparse_coo_tensor"}
 

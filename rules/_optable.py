@@ -8,10 +8,10 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint import optable
-from sparselint.facts import LEAF
-from sparselint.tree import children
-from sparselint.opcall import (OpUse, joined, uses_of_augassign, with_alternatives, uses_of_binary, uses_of_call, uses_of_comparison,
+from sparselint.analysis.torchops import optable
+from sparselint.analysis.evaluation.facts import LEAF
+from sparselint.analysis.cst.tree import children
+from sparselint.analysis.torchops.opcall import (OpUse, joined, uses_of_augassign, with_alternatives, uses_of_binary, uses_of_call, uses_of_comparison,
                                uses_of_subscript, uses_of_unary)
 
 from ._common import describe_layout

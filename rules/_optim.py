@@ -5,9 +5,9 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint.facts import Callee, Params, Tensor
-from sparselint.inference import ABSENT, arg, literal, params_of_tensor
-from sparselint.models import Flags
+from sparselint.analysis.evaluation.facts import Callee, Params, Tensor
+from sparselint.analysis.evaluation.inference import ABSENT, arg, literal, params_of_tensor
+from sparselint.analysis.project.models import Flags
 
 
 def optimizer_call(node: cst.Call, ctx) -> Optional[str]:

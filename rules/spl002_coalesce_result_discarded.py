@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.names import dotted
+from sparselint.analysis.cst.names import dotted
 from sparselint.rule import Rule
-from sparselint.torchapi import SPARSE_SOURCE_TOKENS
+from sparselint.analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 
 from ._common import WRITES, coalesce_first, method_call
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.rule import Rule
-from sparselint.tree import walk
+from sparselint.analysis.cst.tree import walk
 
 from ._common import method_call
 from ._construction import construction

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.facts import LEAF
+from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 
 from ._common import values_written, wrap_in_no_grad

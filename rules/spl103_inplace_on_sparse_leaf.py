@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.context import is_inplace_method
-from sparselint.facts import LEAF
+from sparselint.analysis.context import is_inplace_method
+from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 
 from ._common import method_call, wrap_in_no_grad

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.context import is_inplace_method
-from sparselint.facts import NONLEAF
-from sparselint.names import dotted
+from sparselint.analysis.context import is_inplace_method
+from sparselint.analysis.evaluation.facts import NONLEAF
+from sparselint.analysis.cst.names import dotted
 from sparselint.rule import Rule
 
 from ._common import OUT_OF_PLACE, describe_layout, method_call

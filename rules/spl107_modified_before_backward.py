@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.context import is_inplace_method
+from sparselint.analysis.context import is_inplace_method
 from sparselint.rule import Rule
 
 from ._common import method_call, write_method

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.facts import NONLEAF
-from sparselint.inference import literal
+from sparselint.analysis.evaluation.facts import NONLEAF
+from sparselint.analysis.evaluation.inference import literal
 from sparselint.rule import Rule
 
 

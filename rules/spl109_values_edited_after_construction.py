@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.context import is_inplace_method
-from sparselint.facts import NONLEAF
+from sparselint.analysis.context import is_inplace_method
+from sparselint.analysis.evaluation.facts import NONLEAF
 from sparselint.rule import Rule
 
 from ._common import method_call

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.facts import NONLEAF
+from sparselint.analysis.evaluation.facts import NONLEAF
 from sparselint.rule import Rule
 
 from ._common import method_call, write_method

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
-from sparselint.facts import Params, Tensor
-from sparselint.inference import arg, params_of_tensor
+from sparselint.analysis.torchops import torchapi as api
+from sparselint.analysis.evaluation.facts import Params, Tensor
+from sparselint.analysis.evaluation.inference import arg, params_of_tensor
 from sparselint.rule import Rule
 
 from ._optim import describe

@@ -36,7 +36,7 @@ No fix: the op has to move to the coalesced values, and the result must be store
 """
 from __future__ import annotations
 
-from sparselint import torchapi as api
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
 from ._optable import GRAD, forward_verdict, probed

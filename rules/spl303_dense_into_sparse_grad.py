@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
 from ._common import method_call

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import optable
-from sparselint.facts import NOGRAD, Tensor
-from sparselint.opcall import uses_of_binary, uses_of_call, uses_of_comparison, uses_of_unary
+from sparselint.analysis.torchops import optable
+from sparselint.analysis.evaluation.facts import NOGRAD, Tensor
+from sparselint.analysis.torchops.opcall import uses_of_binary, uses_of_call, uses_of_comparison, uses_of_unary
 from sparselint.rule import Rule
-from sparselint.tree import walk
+from sparselint.analysis.cst.tree import walk
 
 from ._common import method_call
 from ._optable import GRAD, probed, verdict_of_uses

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
-from sparselint.inference import arg, literal
+from sparselint.analysis.evaluation.inference import arg, literal
 
 from ._optim import describe, optimizer_call, params_of
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
 from ._optim import default_weight_decay, groups, optimizer_call, params_of, positive

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.facts import LEAF
+from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 
 from ._optable import backward_verdict, probed

@@ -38,7 +38,7 @@ author's call.
 """
 from __future__ import annotations
 
-from sparselint import torchapi as api
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
 from ._optable import NO_KERNEL, forward_verdict, layout_text, probed

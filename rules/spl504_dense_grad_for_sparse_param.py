@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
-from sparselint.facts import LEAF
+from sparselint.analysis.torchops import torchapi as api
+from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 
 from ._common import method_call

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.inference import arg, literal
+from sparselint.analysis.evaluation.inference import arg, literal
 from sparselint.rule import Rule
 
 _TARGETS = {"torch.nn.EmbeddingBag": 3, "torch.nn.functional.embedding_bag": 5}

@@ -35,7 +35,7 @@ No fix: the compressed accessors return different index tensors.
 """
 from __future__ import annotations
 
-from sparselint import torchapi as api
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
 from ._optable import LAYOUT, forward_verdict, layout_text, probed

@@ -35,7 +35,7 @@ No fix: the layout is usually chosen for a reason elsewhere.
 """
 from __future__ import annotations
 
-from sparselint.facts import LEAF
+from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 
 from ._common import describe_layout

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint import torchapi as api
-from sparselint.inference import arg, literal
+from sparselint.analysis.torchops import torchapi as api
+from sparselint.analysis.evaluation.inference import arg, literal
 from sparselint.rule import Rule
 
 _TARGETS = set(api.EMBEDDINGS) | set(api.FUNCTIONAL_EMBEDDINGS)

@@ -12,17 +12,18 @@ from typing import Callable, Optional
 import libcst as cst
 
 from . import source as src
-from . import notebook, optable, pyparse, suppression
+from . import notebook, pyparse, suppression
+from .analysis.torchops import optable
 from .config import Settings
-from .context import Context
+from .analysis.context import Context
 from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ERROR, TIMEOUT, UNUSED_NOQA, Diagnostic,
                           FileResult)
 from .fixer import applicable, apply_edits, parses
-from .names import Names
-from .reduce import Reduced, reduce_source
+from .analysis.cst.names import Names
+from .analysis.relevance.reduce import Reduced, reduce_source
 from .rule import Rule
-from .tokens import Tokens
-from .walker import Walker
+from .analysis.relevance.tokens import Tokens
+from .analysis.evaluation.walker import Walker
 
 MAX_FIX_ROUNDS = 10
 
@@ -52,7 +53,7 @@ def rule_tokens(rule) -> Tokens:
 def imported_code(text: str, path: str, tokens: Tokens, dependencies: Optional[set] = None):
     """Names this file imports from other modules of the project whose code holds a
     prefilter token, and that code: a hazard there can be set off by this file's facts."""
-    from .models import project_index
+    from .analysis.project.models import project_index
     index = project_index()
     index.missing = set()
     names, texts, files = index.imported_code(text, path, tokens)
@@ -109,7 +110,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
                                        f"{pyparse.MAX_DEPTH} levels deep, too deep to parse in reasonable time", line)]
     if reduced.tree is None:
         return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error)
-    from .models import project_index
+    from .analysis.project.models import project_index
     index = project_index()
     index.offer(path, text, reduced.tree)
     try:

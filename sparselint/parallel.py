@@ -9,7 +9,7 @@ from typing import Callable, Optional
 from .cache import Cache
 from .config import Settings
 from .diagnostics import FileResult
-from .tokens import Tokens
+from .analysis.relevance.tokens import Tokens
 
 # Below this many files per worker, starting workers costs more than it saves.
 MIN_FILES_PER_WORKER = 8

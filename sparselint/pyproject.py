@@ -175,7 +175,7 @@ def _apply(cfg: FileConfig, table: dict) -> FileConfig:
         if not isinstance(version, str) or not all(p.isdigit() for p in version.split(".")[:2]):
             raise ConfigError("[tool.sparselint] `target-torch-version` must be a version string such as \"2.13\"")
         cfg.target_torch_version = version
-        from .optable import missing_table
+        from .analysis.torchops.optable import missing_table
         why = missing_table(version)
         if why:
             # a typo or an old release must not pass silently: the findings answer for another torch

@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import ClassVar
 
-from .torchapi import SPARSE_SOURCE_TOKENS
+from .analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 
 HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 

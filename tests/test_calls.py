@@ -1,7 +1,7 @@
 """Facts across calls: the callee analysed with its caller's facts, and what flows back."""
 import textwrap
 
-from sparselint import calls
+from sparselint.analysis import calls
 from sparselint.config import Settings
 from sparselint.engine import check_text
 
@@ -144,7 +144,7 @@ def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
     # ...but the callee's body is walked once per distinct facts: results are memoised
     monkeypatch.setattr(calls.Calls, "_analyse", original)
     walked = []
-    from sparselint import walker
+    from sparselint.analysis.evaluation import walker
     body = walker.Walker._body
 
     def counting_body(self, node, outer, initial, silent, *rest):
@@ -169,7 +169,7 @@ def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
 
 def test_a_dense_tensor_that_needs_no_grad_is_not_followed(monkeypatch):
     walked = []
-    from sparselint import walker
+    from sparselint.analysis.evaluation import walker
     body = walker.Walker._body
 
     def counting_body(self, node, outer, initial, silent, *rest):

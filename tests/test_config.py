@@ -82,7 +82,7 @@ def test_an_empty_select_selects_no_rule(cli, tmp_path):
 
 
 def test_a_target_torch_version_without_a_table_is_a_warning_naming_the_tables(cli, tmp_path):
-    from sparselint.optable import available
+    from sparselint.analysis.torchops.optable import available
     shipped = list(available())
     project(tmp_path, 'target-torch-version = "1.13"\n')
     r = run(cli, tmp_path, "pkg")

@@ -19,7 +19,7 @@ from sparselint.lsp.convert import Placer, to_lsp  # noqa: E402
 from sparselint.lsp.documents import analyse, buffer  # noqa: E402
 from sparselint.lsp.positions import Lines  # noqa: E402
 from sparselint.lsp.settings import SettingsCache  # noqa: E402
-from sparselint.models import project_index  # noqa: E402
+from sparselint.analysis.project.models import project_index  # noqa: E402
 
 UTF16 = PositionCodec(lsp.PositionEncodingKind.Utf16)
 UTF32 = PositionCodec(lsp.PositionEncodingKind.Utf32)

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from sparselint import optable
+from sparselint.analysis.torchops import optable
 from sparselint.config import Settings
 from sparselint.engine import check_text
 

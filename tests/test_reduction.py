@@ -10,9 +10,9 @@ from conftest import FIXTURES, HAZARDS, ROOT, all_fixtures
 
 from sparselint.config import Settings
 from sparselint.engine import prefilter_tokens
-from sparselint.reduce import reduce_source
+from sparselint.analysis.relevance.reduce import reduce_source
 from sparselint.testing import actual_findings, expected_findings
-from sparselint.tokens import Tokens
+from sparselint.analysis.relevance.tokens import Tokens
 
 TOKENS = prefilter_tokens(Settings().rules())
 

@@ -7,7 +7,7 @@ back on close so the disk wins again. The index drops what it derived from other
 of a buffer, so a server that lives for hours does not keep them."""
 from __future__ import annotations
 
-from ..models import project_index
+from ..analysis.project.models import project_index
 
 
 def set_text(path: str, text: str) -> None:

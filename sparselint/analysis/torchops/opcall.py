@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from .facts import Tensor
+from ..evaluation.facts import Tensor
 from .optable import AUGMENTED_DUNDERS, BINARY_DUNDERS, COMPARISON_DUNDERS
 
 # Keywords that, when given, can make an op skip its work (`F.dropout(x, training=False)`

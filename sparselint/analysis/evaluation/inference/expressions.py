@@ -9,7 +9,7 @@ import libcst as cst
 
 from .. import shapes
 from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, union_params
-from ..names import Names, dotted
+from ...cst.names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
 from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, sequence_items, sequence_of

@@ -8,13 +8,13 @@ from typing import Optional
 
 import libcst as cst
 
-from .. import torchapi as api
-from ..diagnostics import Evidence
+from ...torchops import torchapi as api
+from ....diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
                      attr_of, element_of, join_all, union_flags, union_params)
-from ..models import NONE as NO_GRADS
-from ..names import dotted
-from ..tree import children
+from ...project.models import NONE as NO_GRADS
+from ...cst.names import dotted
+from ...cst.tree import children
 
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 # Methods that change what a dict holds.

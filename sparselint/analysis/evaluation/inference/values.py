@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from .. import torchapi as api
+from ...torchops import torchapi as api
 from ..facts import Const
 
 

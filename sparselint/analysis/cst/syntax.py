@@ -5,7 +5,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
-from . import torchapi as api
+from ..torchops import torchapi as api
 from .names import dotted
 from .tree import children
 

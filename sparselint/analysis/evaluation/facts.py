@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
 
-from .diagnostics import Evidence
-from .models import NONE, UNKNOWN, Flags
+from ...diagnostics import Evidence
+from ..project.models import NONE, UNKNOWN, Flags
 
 SPARSE_LAYOUTS = frozenset({"coo", "csr", "csc", "bsr", "bsc", "sparse"})
 COMPRESSED_LAYOUTS = frozenset({"csr", "csc", "bsr", "bsc"})

@@ -12,7 +12,7 @@ from typing import Optional
 import libcst as cst
 
 from ..facts import Const, Fact, Instance, Module, Scalar, attr_of, join
-from ..names import dotted
+from ...cst.names import dotted
 from .state import State
 from .values import _CONSTANTS, _UNKNOWN, literal
 

@@ -19,11 +19,11 @@ from typing import Optional
 
 import libcst as cst
 
-from .diagnostics import Evidence
-from .facts import Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, with_evidence
-from .names import dotted
-from .syntax import assigned_names, parameters_of
-from .tree import walk
+from ..diagnostics import Evidence
+from .evaluation.facts import Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, with_evidence
+from .cst.names import dotted
+from .cst.syntax import assigned_names, parameters_of
+from .cst.tree import walk
 
 MAX_DEPTH = 4
 _GLOBAL = "<global>"
@@ -76,7 +76,7 @@ class _Target:
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
     """The fact of a literal default value (`sparse=True`, `lr=0.1`, `mode="sum"`)."""
-    from .inference import _UNKNOWN, literal
+    from .evaluation.inference import _UNKNOWN, literal
     if node is None:
         return None
     v = literal(node)
@@ -113,7 +113,7 @@ class Calls:
         """The calls of a statement in evaluation order, found once per statement."""
         found = self._calls_in.get(node)
         if found is None:
-            from .inference import _calls_in
+            from .evaluation.inference import _calls_in
             found = self._calls_in[node] = _calls_in(node)
         return found
 
@@ -206,7 +206,7 @@ class Calls:
         """(method, walker of its module) of a method a class of this file inherits from a
         base class imported from another module of the project; None when a base whose
         methods are not known (a library's) could hold it."""
-        from .models import project_index
+        from .project.models import project_index
         w = self.walker
         ctx = w.ctx
         index = project_index()
@@ -376,7 +376,7 @@ class Calls:
             if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
                        for a in call.args):
                 return None
-        from .models import project_index
+        from .project.models import project_index
         index = project_index()
         ctx = self.walker.ctx
         found = index.resolve_function(local, ctx.path, ctx.source, attribute)
@@ -397,7 +397,7 @@ class Calls:
             walker = None
             if parsed is not None:
                 from .context import Context
-                from .names import Names
+                from .cst.names import Names
                 module, text, aliases = parsed
                 here = self.walker.ctx
                 shown = os.path.normpath(os.path.join(os.path.dirname(here.path),
@@ -658,7 +658,7 @@ class Calls:
         name = klass.name.value
         if name not in self._init_tokens:
             import ast
-            from .models import project_index
+            from .project.models import project_index
             ctx = self.walker.ctx
             loaded = project_index()._load(ctx.path, ctx.source)
             found = False
@@ -705,7 +705,7 @@ class Calls:
         returned = None
         if returns:
             returned = returns[0]
-            from .facts import join
+            from .evaluation.facts import join
             for r in returns[1:]:
                 returned = join(returned, r)
         effects: dict[str, Optional[Fact]] = {}
@@ -777,7 +777,7 @@ def _relevant(fact, depth: int = 0) -> bool:
 
 
 def _parse(file: str) -> Optional[tuple]:
-    from .models import project_index
+    from .project.models import project_index
     text = project_index()._text(file)
     if text is None:
         return None
@@ -787,7 +787,7 @@ def _parse(file: str) -> Optional[tuple]:
             _PARSED.clear()  # a long-lived process keeps a bounded number of module trees
         try:
             module = cst.parse_module(text)
-            from .names import Names
+            from .cst.names import Names
             _PARSED[key] = (module, text, tuple(Names.from_module(module).aliases.items()))
         except (cst.ParserSyntaxError, RecursionError):
             _PARSED[key] = None

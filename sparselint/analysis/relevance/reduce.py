@@ -29,8 +29,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .source import NEWLINE, split_lines
-from .models import class_may_own_parameters, parse_python
+from ...source import NEWLINE, split_lines
+from ..project.models import class_may_own_parameters, parse_python
 from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -8,12 +8,13 @@ from typing import Optional
 
 import libcst as cst
 
-from .. import opcall, optable, shapes
-from .. import torchapi as api
-from ..diagnostics import Evidence
+from ...torchops import opcall, optable
+from .. import shapes
+from ...torchops import torchapi as api
+from ....diagnostics import Evidence
 from ..facts import LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
-from ..models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
-from ..names import Names
+from ...project.models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
+from ...cst.names import Names
 from .values import arg, literal
 from .state import State
 

@@ -138,7 +138,7 @@ def dense_layer_parts(qualified: str):
     """Parameter names of a standard layer, where they are the usual two."""
     if qualified.split(".")[-1] in ("Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d",
                                     "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"):
-        from .models import DENSE
+        from ..project.models import DENSE
         return (("weight", DENSE), ("bias", DENSE))
     return None
 

@@ -13,17 +13,17 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from . import torchapi as api
-from .calls import Calls
-from .context import Context, Scope
-from .diagnostics import Evidence
+from ..torchops import torchapi as api
+from ..calls import Calls
+from ..context import Context, Scope
+from ...diagnostics import Evidence
 from .facts import Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join
-from .models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
+from ..project.models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
-from .names import Names, dotted
-from .syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
-from .tree import children
+from ..cst.names import Names, dotted
+from ..cst.syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
+from ..cst.tree import children
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)

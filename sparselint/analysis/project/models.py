@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .names import CANONICAL
+from ..cst.names import CANONICAL
 
 # torch.nn classes whose parameters get sparse gradients when built with sparse=True.
 SPARSE_CAPABLE = {"torch.nn.Embedding", "torch.nn.EmbeddingBag",
@@ -605,7 +605,7 @@ class ProjectIndex:
                     evs.append(sub[2])
             return total, (tuple(parts) if parts is not None else None), "; ".join(evs)
         if q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper():
-            from .torchapi import dense_layer_parts
+            from ..torchops.torchapi import dense_layer_parts
             return DENSE, dense_layer_parts(q), ""
         if q.startswith("torch."):
             return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..diagnostics import Evidence
+from ....diagnostics import Evidence
 from ..facts import Fact, join
 
 

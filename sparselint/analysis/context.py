@@ -7,14 +7,14 @@ from typing import Iterable, Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from . import torchapi as api
-from .diagnostics import Diagnostic, Edit, Evidence, Fix
-from .facts import Fact, Tensor
-from .names import Names, dotted
-from .source import split_lines
-from .tree import Order
-from . import notebook
-from .syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
+from .torchops import torchapi as api
+from ..diagnostics import Diagnostic, Edit, Evidence, Fix
+from .evaluation.facts import Fact, Tensor
+from .cst.names import Names, dotted
+from ..source import split_lines
+from .cst.tree import Order
+from .. import notebook
+from .cst.syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
                      reads_of)
 
 # In-place methods that do not write the tensor's data.

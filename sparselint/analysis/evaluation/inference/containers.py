@@ -10,8 +10,8 @@ import libcst as cst
 
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Params, Scalar, Tensor, attr_of,
                      grad_layout_of, union_flags, union_params)
-from ..models import DENSE, SPARSE, Flags
-from ..names import dotted
+from ...project.models import DENSE, SPARSE, Flags
+from ...cst.names import dotted
 from .values import _UNKNOWN, ABSENT, literal
 from .state import State
 

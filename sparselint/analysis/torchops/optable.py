@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data")
 _FILE = re.compile(r"^torch-(\d+)\.(\d+)\.(\d+)\.json$")
 
 # Python operators and the Tensor dunder each spelling reaches.

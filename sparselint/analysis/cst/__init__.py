@@ -1,0 +1,1 @@
+"""Small LibCST helpers: cheap traversal, syntactic queries, import-alias resolution."""

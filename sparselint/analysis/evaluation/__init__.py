@@ -1,0 +1,1 @@
+"""Evaluation: the facts of values and how each statement changes them."""

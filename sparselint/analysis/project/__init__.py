@@ -1,0 +1,1 @@
+"""The project around a file: module resolution, imported definitions, model summaries."""

@@ -1,0 +1,1 @@
+"""Relevance and outline: what in a file can matter, decided before parsing it with LibCST."""

@@ -1,0 +1,1 @@
+"""What torch does with each op and API, as data the evaluation reads."""

@@ -7,7 +7,7 @@ import libcst as cst
 
 from sparselint.analysis.evaluation.facts import Callee, Params, Tensor
 from sparselint.analysis.evaluation.inference import ABSENT, arg, literal, params_of_tensor
-from sparselint.analysis.project.models import Flags
+from sparselint.analysis.evaluation.gradflags import Flags
 
 
 def optimizer_call(node: cst.Call, ctx) -> Optional[str]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
 
 from ...diagnostics import Evidence
-from ..project.models import NONE, UNKNOWN, Flags
+from .gradflags import NONE, UNKNOWN, Flags
 
 SPARSE_LAYOUTS = frozenset({"coo", "csr", "csc", "bsr", "bsc", "sparse"})
 COMPRESSED_LAYOUTS = frozenset({"csr", "csc", "bsr", "bsc"})

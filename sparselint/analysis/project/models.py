@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..cst.names import CANONICAL
+from ..evaluation.gradflags import DENSE, NONE, SPARSE, UNKNOWN, Flags
 
 # torch.nn classes whose parameters get sparse gradients when built with sparse=True.
 SPARSE_CAPABLE = {"torch.nn.Embedding", "torch.nn.EmbeddingBag",
@@ -28,32 +29,6 @@ FUNCTIONAL_EMBEDDING = {"torch.nn.functional.embedding", "torch.nn.functional.em
 MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
-class Flags:
-    """Whether a set of parameters holds some with sparse grads, some with dense grads, and
-    some sparse parameter tensors. Each is True, False or None (unknown)."""
-
-    has_sparse: Optional[bool] = None
-    has_dense: Optional[bool] = None
-    sparse_param: Optional[bool] = False
-
-    def union(self, other: "Flags") -> "Flags":
-        return Flags(_or(self.has_sparse, other.has_sparse), _or(self.has_dense, other.has_dense),
-                     _or(self.sparse_param, other.sparse_param))
-
-
-def _or(a, b):
-    if a is True or b is True:
-        return True
-    if a is False and b is False:
-        return False
-    return None
-
-
-NONE = Flags(False, False, False)
-DENSE = Flags(False, True, False)
-SPARSE = Flags(True, False, False)
-UNKNOWN = Flags(None, None, None)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ Data only, so that a new source of facts is one line here, not a branch in the e
 """
 from __future__ import annotations
 
+from ..evaluation.gradflags import DENSE
+
 # Sparse constructors: qualified name -> (layout, position of the values argument).
 SPARSE_CONSTRUCTORS = {
     "torch.sparse_coo_tensor": ("coo", 1),
@@ -138,7 +140,6 @@ def dense_layer_parts(qualified: str):
     """Parameter names of a standard layer, where they are the usual two."""
     if qualified.split(".")[-1] in ("Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d",
                                     "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"):
-        from ..project.models import DENSE
         return (("weight", DENSE), ("bias", DENSE))
     return None
 

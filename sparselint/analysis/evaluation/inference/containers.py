@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Params, Scalar, Tensor, attr_of,
                      grad_layout_of, union_flags, union_params)
-from ...project.models import DENSE, SPARSE, Flags
+from ..gradflags import DENSE, SPARSE, Flags
 from ...cst.names import dotted
 from .values import _UNKNOWN, ABSENT, literal
 from .state import State

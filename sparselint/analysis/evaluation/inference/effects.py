@@ -12,7 +12,7 @@ from ...torchops import torchapi as api
 from ....diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
                      attr_of, element_of, join_all, union_flags, union_params)
-from ...project.models import NONE as NO_GRADS
+from ..gradflags import NONE as NO_GRADS
 from ...cst.names import dotted
 from ...cst.tree import children
 

@@ -13,7 +13,7 @@ from .. import shapes
 from ...torchops import torchapi as api
 from ....diagnostics import Evidence
 from ..facts import LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
-from ...project.models import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
+from ..gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
 from ...cst.names import Names
 from .values import arg, literal
 from .state import State

@@ -35,12 +35,16 @@ def code_fingerprint() -> str:
     import sparselint
     import sparselint.rules as rules
     h = hashlib.sha256(__version__.encode())
-    data = os.path.join(os.path.dirname(sparselint.__file__), "data")
-    for root in sorted({os.path.dirname(sparselint.__file__), os.path.dirname(rules.__file__), data}):
-        for name in sorted(os.listdir(root)) if os.path.isdir(root) else ():
-            if name.endswith((".py", ".json")):
-                st = os.stat(os.path.join(root, name))
-                h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    # Every subpackage counts: the analysis lives in sparselint/analysis/*, and an edit there
+    # changes findings as much as one at the top.
+    for top in sorted({os.path.dirname(sparselint.__file__), os.path.dirname(rules.__file__)}):
+        for root, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".json")):
+                    path = os.path.join(root, name)
+                    st = os.stat(path)
+                    h.update(f"{os.path.relpath(path, top)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 

@@ -105,3 +105,34 @@ def test_the_cache_lives_in_the_project_root_as_ruff_places_it(cli, tmp_path):
     assert not (repo / "notes" / "scratch" / ".sparselint_cache").exists()
     assert len(entries(repo / "notes" / ".sparselint_cache")) > before
     assert not (repo / ".sparselint_cache").exists()
+
+
+def test_an_edit_anywhere_in_the_analysis_changes_the_cache_key(tmp_path):
+    """The key covers every module of sparselint, subpackages included: cached findings made by
+    older analysis code must not be served after it changes."""
+    import shutil
+    import sparselint
+    import sparselint.rules
+    copy = tmp_path / "sparselint"
+    shutil.copytree(os.path.dirname(sparselint.__file__), copy,
+                    ignore=shutil.ignore_patterns("__pycache__", "rules"))
+    shutil.copytree(os.path.dirname(sparselint.rules.__file__), copy / "rules",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    probe = ("import sparselint, sparselint.rules; from sparselint.cache import code_fingerprint; "
+             "print(sparselint.__file__, sparselint.rules.__file__, code_fingerprint())")
+
+    def key():
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": str(tmp_path)}, cwd=tmp_path).stdout.split()
+        assert out[0].startswith(str(copy)) and out[1].startswith(str(copy)), out
+        return out[2]
+
+    before = key()
+    assert key() == before
+    deep = copy / "analysis" / "evaluation" / "inference" / "effects.py"
+    deep.write_text(deep.read_text() + "\n# edited\n")
+    after_deep = key()
+    assert after_deep != before
+    rule = next((copy / "rules").glob("spl001_*.py"))
+    rule.write_text(rule.read_text() + "\n# edited\n")
+    assert key() != after_deep

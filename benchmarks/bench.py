@@ -30,6 +30,19 @@ NEUTRAL = tempfile.mkdtemp(prefix="sparselint-bench-cwd-")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
+def importable_copy(src: str) -> str:
+    """A folder to put on PYTHONPATH that imports the sparselint of checkout `src`, rules included.
+
+    A checkout keeps its rules in `rules/`, mapped to `sparselint.rules` only by an install; on
+    PYTHONPATH alone, `sparselint.rules` would fall through to the installed package's rules."""
+    out = tempfile.mkdtemp(prefix="sparselint-baseline-")
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(os.path.join(src, "sparselint"), os.path.join(out, "sparselint"), ignore=skip)
+    if not os.path.exists(os.path.join(out, "sparselint", "rules")):
+        shutil.copytree(os.path.join(src, "rules"), os.path.join(out, "sparselint", "rules"), ignore=skip)
+    return out
+
+
 def python_files(root: str) -> int:
     if os.path.isfile(root):
         return 1
@@ -93,7 +106,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     tools = [("sparselint", [python, "-m", "sparselint", "-q", "--exit-zero"], env)]
     if args.baseline:
-        base_env = dict(env, PYTHONPATH=os.path.abspath(args.baseline))
+        base_env = dict(env, PYTHONPATH=importable_copy(args.baseline))
         tools.append(("baseline", [python, "-m", "sparselint", "-q", "--exit-zero"], base_env))
     rows = []
     cache = tempfile.mkdtemp(prefix="sparselint-bench-")

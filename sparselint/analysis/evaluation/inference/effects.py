@@ -460,7 +460,9 @@ class Effects:
                 w = arg(call, 1, "weight")
                 wp = dotted(w) if w is not None else None
                 wt = state.env.get(wp) if wp else None
-                if wp and isinstance(wt, Tensor):
+                # Only a weight the scope reads nowhere else with grad: a tied projection
+                # (`h @ W.t()`) adds a dense gradient and the accumulated one is dense.
+                if wp and wp in self.sparse_weights and isinstance(wt, Tensor):
                     state.env[wp] = replace(wt, grad_layout="coo", grad_coalesced=False).why(
                         where, "`F.embedding(..., sparse=True)` gives it an uncoalesced sparse grad")
             return

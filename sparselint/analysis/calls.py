@@ -24,6 +24,7 @@ from .evaluation.facts import Callee, Const, Fact, Instance, Items, Module, Opti
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
 from .cst.tree import walk
+from .decorators import keeps_call
 
 MAX_DEPTH = 4
 _GLOBAL = "<global>"
@@ -103,6 +104,7 @@ class Calls:
         # (class, name) -> the method, or the class attribute's value (not when the file
         # stores that attribute name anywhere: an instance's own value or a changed one)
         self._members: dict[tuple, object] = {}
+        self._keeps: dict[cst.FunctionDef, bool] = {}
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -390,6 +392,38 @@ class Calls:
         ctx.dependencies.add(file)
         return _Target(walker.functions[name], name, walker=walker)
 
+    def keeps_call(self, node: cst.FunctionDef) -> bool:
+        """Whether a call of this file's function `node` runs its body as written, despite
+        its decorators (decorators.py), decided once per function."""
+        found = self._keeps.get(node)
+        if found is None:
+            found = self._keeps[node] = keeps_call(node, self.walker.ctx.names.qualify, self._decorator_function)
+        return found
+
+    def _decorator_function(self, expr: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """The project function a decorator names: one of this file, or one it imports."""
+        w = self.walker
+        if isinstance(expr, cst.Name):
+            if expr.value in w.functions:
+                return w.functions[expr.value]
+            local, attribute = expr.value, ""
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            local, attribute = expr.value.value, expr.attr.value
+        else:
+            return None
+        from .project.models import project_index
+        index = project_index()
+        ctx = w.ctx
+        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
+        ctx.dependencies.update(index.missing)
+        if found is None:
+            return None
+        walker = self._walker_for(found[0])
+        if walker is None or found[1] not in walker.functions:
+            return None
+        ctx.dependencies.add(found[0])
+        return walker.functions[found[1]]
+
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
         if file not in self._foreign:
@@ -412,6 +446,8 @@ class Calls:
 
     def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         site = site if site is not None else call
+        if target.node is not None and target.node.decorators and not (target.walker or self.walker).calls.keeps_call(target.node):
+            return None  # a decorator that hides the body: the call is unknown
         if target.node is None:
             attrs = self._fields(target.klass, call, state)
             return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),

@@ -53,6 +53,10 @@ def assigned_names(stmts: Iterable[cst.CSTNode], attributes: bool = False,
             found.extend(_target_names(n.name, attributes) if isinstance(n.name, cst.BaseExpression) else [])
         elif t in _DEF_TYPES:
             found.append(n.name.value)
+        elif (t is cst.MatchAs or t is cst.MatchStar) and n.name is not None:
+            found.append(n.name.value)  # a `case` capture
+        elif t is cst.MatchMapping and n.rest is not None:
+            found.append(n.rest.value)
         elif t is cst.ImportAlias and n.asname is None:
             name = dotted(n.name)
             if name:

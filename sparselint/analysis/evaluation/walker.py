@@ -23,7 +23,7 @@ from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from ..cst.syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
-from ..cst.tree import children
+from ..cst.tree import children, walk
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
@@ -485,8 +485,9 @@ class Walker:
             self.header(node, [node.subject], state)
             state = inf.bind_walrus(node.subject, state)
             out = None
+            subject = inf.fact(node.subject, state)
             for case in node.cases:
-                end = self._branch(lambda c=case: self.block(c.body.body, state.copy()))[0]
+                end = self._branch(lambda c=case: self.block(c.body.body, _bind_captures(c.pattern, subject, state.copy())))[0]
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
@@ -712,3 +713,23 @@ def _child_statements(node) -> list[cst.CSTNode]:
     for handler in getattr(node, "handlers", ()) or ():
         out.extend(handler.body.body)
     return out
+
+
+def _bind_captures(pattern: cst.MatchPattern, subject, state: State) -> State:
+    """The names a `case` pattern binds: the subject itself for `case x` and `case P as x`,
+    an unknown for a capture inside a pattern (a part of the subject not followed)."""
+    if isinstance(pattern, cst.MatchAs) and pattern.name is not None:
+        state.bind(pattern.name.value, subject)
+        if pattern.pattern is not None:
+            _forget_captures(pattern.pattern, state)
+        return state
+    _forget_captures(pattern, state)
+    return state
+
+
+def _forget_captures(pattern: cst.CSTNode, state: State) -> None:
+    for node in walk(pattern):
+        name = getattr(node, "name", None) if isinstance(node, (cst.MatchAs, cst.MatchStar)) else \
+            getattr(node, "rest", None) if isinstance(node, cst.MatchMapping) else None
+        if isinstance(name, cst.Name):
+            state.bind(name.value, None)

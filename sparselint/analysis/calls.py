@@ -321,6 +321,18 @@ class Calls:
             return Callee(target=f"{cls}.{name}", local=True, receiver=receiver)
         return None
 
+    def entered(self, expr: cst.BaseExpression, state) -> Optional[Fact]:
+        """What `with expr as x` binds when `expr` is an object of a class of this file: the
+        result of its `__enter__` (often `self`), analysed as a call of that method."""
+        recv = self.walker.ctx.inference.fact(expr, state)
+        cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, self.walker.ctx.path)
+        target = self._method(cls, "__enter__", recv, dotted(expr), bound=True)
+        if target is None:
+            return None
+        outcome = self._invoke(target, cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("__enter__"))), state,
+                               site=expr)
+        return outcome.returned if outcome is not None else None
+
     def _property(self, getter: cst.FunctionDef, label: str, base, node: cst.Attribute, state) -> Optional[Fact]:
         target = _Target(getter, label, receiver=base, receiver_path=dotted(node.value), summary=True)
         outcome = self._invoke(target, cst.Call(func=node), state, site=node)

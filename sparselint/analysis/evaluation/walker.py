@@ -541,8 +541,8 @@ class Walker:
             out = inf.bind_walrus(item.item, out)
         for item in node.items:
             if item.asname is not None:
-                # what `__enter__` returns is followed for `contextlib.nullcontext(x)` (`x`
-                # itself); any other manager's is not known
+                # what `__enter__` returns: `x` for `contextlib.nullcontext(x)`, the method's
+                # result for an object of a class of this file; any other manager's is unknown
                 inf._bind(item.asname.name, self._entered(item.item, state), out, None)
         try:
             return self.block(node.body.body, out)
@@ -552,7 +552,7 @@ class Walker:
     def _entered(self, expr: cst.BaseExpression, state: State) -> Optional[Fact]:
         inf = self.ctx.inference
         if not isinstance(expr, cst.Call) or inf.names.qualify(expr.func) != "contextlib.nullcontext":
-            return None
+            return self.calls.entered(expr, state)
         if not expr.args:
             return Const(value=None)
         if len(expr.args) != 1 or expr.args[0].star or (expr.args[0].keyword is not None

@@ -58,6 +58,8 @@ class Walker:
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
+        # function -> its parameters' defaults, evaluated when its `def` ran
+        self._defaults: dict[cst.FunctionDef, dict[str, Optional[Fact]]] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -180,6 +182,15 @@ class Walker:
         for _, at_return in exits:
             final = join_states(final, at_return)
         return final, [f for f, _ in exits if f is not _NO_VALUE]
+
+    def defaults_of(self, node: cst.FunctionDef) -> dict[str, Optional[Fact]]:
+        """Parameter -> the fact of its default. A `def` the walk has not run (a method, a
+        function of a module read for a call into it) has its defaults evaluated with no
+        name known: literals and what torch builds from them."""
+        found = self._defaults.get(node)
+        if found is None:
+            found = self._defaults[node] = _evaluate_defaults(node, self._inference(self.ctx.names, {}, frozenset()), State())
+        return found
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:
         """A function's locals and backward calls: computed once, however many call sites
@@ -490,6 +501,9 @@ class Walker:
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(node, cst.FunctionDef):
+                # a `def` evaluates its defaults now, with the names bound so far
+                self._defaults[node] = _evaluate_defaults(node, inf, state)
             if isinstance(node, cst.ClassDef) and node not in self._class_outer:
                 # its body runs now: class attributes see the names bound so far
                 self._class_outer[node] = {**self.ctx.inference.outer, **state.env}
@@ -631,6 +645,12 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _evaluate_defaults(node: cst.FunctionDef, inference: Inference, state: State) -> dict[str, Optional[Fact]]:
+    p = node.params
+    return {param.name.value: inference.fact(param.default, state)
+            for param in (*p.posonly_params, *p.params, *p.kwonly_params) if param.default is not None}
 
 
 def _mutable(fact) -> bool:

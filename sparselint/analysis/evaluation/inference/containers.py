@@ -72,6 +72,34 @@ class ContainerFacts:
                     held.value is not None or isinstance(held, Const)) else _UNKNOWN
         return out
 
+    def argument(self, call: cst.Call, keyword: str, position: Optional[int], state: State):
+        """The Python value a call passes for a parameter of a library function, bound by
+        Python's rules: by keyword, at its position (also through a `*seq` whose elements are
+        known) or from a `**mapping`. ABSENT when nothing passes it (it has its default),
+        _UNKNOWN when something that may pass it cannot be read."""
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == keyword:
+                return self.value(a.value, state)
+        if position is not None:
+            seen = 0
+            for a in call.args:
+                if a.keyword is not None or a.star == "**":
+                    continue
+                if a.star == "*":
+                    items = self.items_of(a.value, state)
+                    if items is None:
+                        return _UNKNOWN  # its length is not known: it may reach the position
+                    if seen + len(items) > position:
+                        held = items[position - seen]
+                        return held.value if isinstance(held, (Const, Scalar)) and (
+                            held.value is not None or isinstance(held, Const)) else _UNKNOWN
+                    seen += len(items)
+                    continue
+                if seen == position:
+                    return self.value(a.value, state)
+                seen += 1
+        return self.unpacked(call, keyword, state)
+
     def _collection(self, node, state: State) -> Optional[Fact]:
         """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, param-group dicts, or
         any other list or tuple whose elements are known one by one."""

@@ -18,7 +18,7 @@ from ..calls import Calls
 from ..context import Context, Scope
 from ...diagnostics import Evidence
 from .facts import Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join
-from ..project.models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
+from ..project.models import MORE_KEYWORDS, MORE_POSITIONAL, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
@@ -358,25 +358,40 @@ class Walker:
                 return config if config is not None else v
             return v
 
+        def held_value(held):
+            known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
+            return held.value if known else UNKNOWN_ARG
+
+        # an argument whose value is not known is passed as UNKNOWN_ARG: its parameter is
+        # then not known either, rather than given its default
         args = {}
-        for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
+        position = 0
+        for a in call.args:
+            if a.keyword is not None or a.star == "**":
+                continue
+            if a.star == "*":
+                items = inference.items_of(a.value, state) if inference is not None else None
+                if items is None:
+                    args[MORE_POSITIONAL] = True  # the positions after it are not known
+                    break
+                for held in items:
+                    args[position] = held_value(held)
+                    position += 1
+                continue
             v = value(a.value)
-            if v is not UNKNOWN_LITERAL:
-                args[i] = v
+            args[position] = v if v is not UNKNOWN_LITERAL else UNKNOWN_ARG
+            position += 1
         for a in call.args:
             if a.keyword is not None:
                 v = value(a.value)
-                if v is not UNKNOWN_LITERAL:
-                    args[a.keyword.value] = v
+                args[a.keyword.value] = v if v is not UNKNOWN_LITERAL else UNKNOWN_ARG
             elif a.star == "**":
                 # `Model(**cfg)`: a known dict passes its keys as keywords
                 mapping = inference.fact(a.value, state) if inference is not None else None
-                if isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None:
-                    for key in mapping.keys:
-                        held = attr_of(mapping.attrs, key)
-                        known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
-                        args[key] = held.value if known else UNKNOWN_ARG
-                else:
+                if isinstance(mapping, Instance) and mapping.cls == "dict":
+                    for key in mapping.keys if mapping.keys is not None else (k for k, _ in mapping.attrs):
+                        args[key] = held_value(attr_of(mapping.attrs, key))
+                if not (isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None):
                     args[MORE_KEYWORDS] = True
         return args
 

@@ -543,7 +543,7 @@ class Calls:
         bound: dict[str, Fact] = {}
         paths: dict[str, str] = {}
         known = False
-        defaulted: set[str] = set()  # parameters bound to a default that is not a plain value
+        defaulted: set[str] = set()  # parameters bound to their default
         containers: dict[str, str] = {}  # parameter -> the caller's container it was unpacked from
         if target.receiver is not None:
             if not positional:
@@ -577,6 +577,8 @@ class Calls:
             fact = self._fact_of(given, state)
             if fact is None:
                 continue
+            if isinstance(given, _Default):
+                defaulted.add(name)  # evaluated at the def: its evidence is the callee's module's
             if _plain_value(fact):
                 # a number or a flag is bound (it decides branches), but makes a call worth
                 # following only when the callee passes it on
@@ -584,9 +586,7 @@ class Calls:
                 keywords, anywhere = self._passed_on(node)
                 known = known or name in (keywords if isinstance(fact, Scalar) else anywhere)
                 continue
-            if isinstance(given, _Default):
-                defaulted.add(name)  # evaluated at the def: its evidence is the callee's module's
-            elif isinstance(given, cst.BaseExpression):
+            if isinstance(given, cst.BaseExpression):
                 code = self.walker.ctx.code(given)
                 fact = with_evidence(fact, Evidence.at(given, f"`{code}` passed to `{target.name}()` as `{name}`"))
             elif isinstance(given, _Unpacked):

@@ -73,6 +73,22 @@ REPORTED = {
 
         use(1.0, x=<S>)
     """,
+    "signature_star_kwargs_flag_read_by_key": """
+        def build(n, **kw):
+            return nn.Embedding(n, 4, sparse=kw['sparse'])
+
+
+        emb = build(10, sparse=True)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "signature_star_args_flag_indexed": """
+        def build(*args):
+            return nn.Embedding(args[0], 4, sparse=args[1])
+
+
+        emb = build(10, True)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
     "default_tensor_evaluated_at_the_def": """
         def use(scale, x=<S>):
             return x.values()  # SPL001
@@ -133,6 +149,14 @@ SILENT = {
 
         use(1.0, <S>.coalesce())
         use(1.0, x=<S>.coalesce())
+    """,
+    "signature_star_args_flag_false": """
+        def build(*args):
+            return nn.Embedding(args[0], 4, sparse=args[1])
+
+
+        emb = build(10, False)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)
     """,
     "default_flag_overridden_by_the_call": """
         def build(n, sparse=True):

@@ -375,7 +375,7 @@ class Calls:
         engine's prefilter found a token in it), or that the call passes a fact that can."""
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
-            if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
+            if not any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
                        for a in call.args):
                 return None
         from .project.models import project_index
@@ -896,9 +896,13 @@ def _paths_in(expr: cst.BaseExpression) -> set[str]:
 
 
 def _plain_value(fact, depth: int = 0) -> bool:
-    """A literal, or a config (dict, dataclass, plain object) holding only literals."""
+    """A literal, or a config (dict, dataclass, plain object) or tuple (what `*args` holds)
+    holding only literals."""
     if isinstance(fact, (Const, Scalar)):
         return True
+    if isinstance(fact, Items) and fact.kind == "tuple":
+        known = [v for v in fact.items if v is not None]
+        return depth < 3 and bool(known) and all(_plain_value(v, depth + 1) for v in known)
     return (isinstance(fact, Instance) and depth < 3 and bool(fact.attrs)
             and all(_plain_value(v, depth + 1) for _, v in fact.attrs))
 

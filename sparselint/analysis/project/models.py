@@ -831,29 +831,49 @@ def _with_locals(init: ast.FunctionDef, env: dict) -> dict:
     """The parameters' values, with the names `__init__` binds once at its top level to a
     value read the same way or to a config dict (`kw = dict(sparse=True, **extra)`), when
     the dict is only read afterwards (never updated in place)."""
+    out = dict(env)
+    for name, value, only_read in _init_locals(init):
+        v = _config_value(value, out)
+        if v is not _NO and not (isinstance(v, ConfigArg) and not only_read):
+            out[name] = v
+    return out
+
+
+_INIT_LOCALS: dict[int, tuple] = {}
+
+
+def _init_locals(init: ast.FunctionDef) -> tuple:
+    """(name, value, only read afterwards) of each name `__init__` binds exactly once, at its
+    top level and not as a parameter; found once per `__init__`."""
+    hit = _INIT_LOCALS.get(id(init))
+    if hit is not None and hit[0] is init:
+        return hit[1]
+    if len(_INIT_LOCALS) > 256:
+        _INIT_LOCALS.clear()  # bounded: it holds class trees alive
     bound: dict[str, int] = {}
     changed: set[str] = set()  # names used in a way that may change a dict they hold
     parents = {}
     for node in ast.walk(init):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
+    # a name bound in a nested scope too counts twice, whether it is the same variable or not
     for node in ast.walk(init):
         if isinstance(node, ast.Name):
             if not isinstance(node.ctx, ast.Load):
                 bound[node.id] = bound.get(node.id, 0) + 1
             elif not _only_read(node, parents):
                 changed.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.comprehension)) and node is not init:
-            return env  # nested scopes: not followed
-    out = dict(env)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bound[name] = bound.get(name, 0) + 2
+    found = []
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
     for st in init.body:
         if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
                 and bound.get(st.targets[0].id) == 1 and st.targets[0].id not in params):
-            v = _config_value(st.value, out)
-            if v is not _NO and not (isinstance(v, ConfigArg) and st.targets[0].id in changed):
-                out[st.targets[0].id] = v
-    return out
+            found.append((st.targets[0].id, st.value, st.targets[0].id not in changed))
+    _INIT_LOCALS[id(init)] = (init, tuple(found))
+    return tuple(found)
 
 
 def _only_read(name: ast.Name, parents: dict) -> bool:

@@ -20,7 +20,9 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Evidence
-from .evaluation.facts import Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, with_evidence
+from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of,
+                               with_evidence)
+from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
 from .cst.tree import walk
@@ -387,7 +389,7 @@ class Calls:
         engine's prefilter found a token in it), or that the call passes a fact that can."""
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
-            if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
+            if not any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
                        for a in call.args):
                 return None
         from .project.models import project_index
@@ -464,7 +466,7 @@ class Calls:
             attrs = self._fields(target.klass, call, state)
             return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
                                              evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
-        bound, paths, known = self._bind(target, call, state)
+        bound, paths, known, defaulted, containers = self._bind(target, call, state)
         # A function of another module is analysed even when nothing it is passed is known:
         # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
         # the summary of a function of this file is.
@@ -485,7 +487,7 @@ class Calls:
                 # not looked up among that module's classes
                 bound = {k: replace(v, cls=f"{here.path}::{v.cls}") if v is target.receiver else v
                          for k, v in bound.items()}
-            bound = {k: _portable(v, here, here.path) for k, v in bound.items()}
+            bound = {k: v if k in defaulted else _portable(v, here, here.path) for k, v in bound.items()}
             there = target.walker
             before = len(there.ctx.diagnostics)
             saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
@@ -526,6 +528,8 @@ class Calls:
             caller = paths.get(root)
             if caller:
                 outcome.effects[caller + ("." + rest if rest else "")] = fact
+            elif root in containers:
+                outcome.effects[containers[root]] = None
         outcome.backward = result.backward
         for key, evidence in result.saved.items():
             root, _, rest = key.partition(".")
@@ -576,8 +580,10 @@ class Calls:
         return tuple((k, v) for k, v in fields.items() if v is not None)
 
     def _bind(self, target: _Target, call: cst.Call, state):
-        """Parameter name -> fact at entry, parameter -> the caller's path for effects, and
-        whether any fact the caller passed is known."""
+        """Parameter name -> fact at entry, parameter -> the caller's path for effects,
+        whether any fact the caller passed is known, the parameters bound to their default
+        (facts of the callee's module), and parameter -> the caller's container (`*parts`)
+        an element was unpacked from."""
         inf = self.walker.ctx.inference
         node = target.node
         p = node.params
@@ -585,9 +591,11 @@ class Calls:
         bound: dict[str, Fact] = {}
         paths: dict[str, str] = {}
         known = False
+        defaulted: set[str] = set()  # parameters bound to their default
+        containers: dict[str, str] = {}  # parameter -> the caller's container it was unpacked from
         if target.receiver is not None:
             if not positional:
-                return None, paths, False
+                return None, paths, False, defaulted, containers
             first = positional[0].name.value
             bound[first] = target.receiver
             if target.receiver_path:
@@ -599,60 +607,104 @@ class Calls:
                         bound[first + key[len(prefix) - 1:]] = fact
             elif target.makes is not None:
                 paths[first] = "self"
-            positional = positional[1:]
             # a constructor always runs: what __init__ builds is what later method calls see
             known = any(_relevant(f) for f in bound.values()) or (
                 target.makes is not None and self._init_holds_token(target.klass))
-        by_name = {a.name.value: a for a in (*positional, *p.kwonly_params)}
-        given: dict[str, cst.BaseExpression] = {}
-        args = [a for a in call.args]
-        if any(a.star for a in args):
-            return None, paths, False
-        # extra arguments are fine where the callee takes *args / **kwargs (not followed)
-        takes_more = isinstance(p.star_arg, cst.Param)
-        takes_keywords = isinstance(p.star_kwarg, cst.Param)
-        for i, a in enumerate(a for a in args if a.keyword is None):
-            if i >= len(positional):
-                if takes_more:
-                    continue
-                return None, paths, False
-            given[positional[i].name.value] = a
-        for a in args:
-            if a.keyword is not None:
-                if a.keyword.value not in by_name:
-                    if takes_keywords:
-                        continue
-                    return None, paths, False
-                given[a.keyword.value] = a
-        for name, param in by_name.items():
-            if name in given:
-                a = given[name]
-                fact = inf.fact(a.value, state)
-                if fact is None:
-                    continue
-                if _plain_value(fact):
-                    # a number or a flag is bound (it decides branches), but makes a call worth
-                    # following only when the callee passes it on
-                    bound[name] = fact
-                    keywords, anywhere = self._passed_on(node)
-                    known = known or name in (keywords if isinstance(fact, Scalar) else anywhere)
-                else:
-                    code = self.walker.ctx.code(a.value)
-                    bound[name] = with_evidence(fact, Evidence.at(a.value, f"`{code}` passed to `{target.name}()` as `{name}`"))
-                    known = known or _relevant(fact)
-                path = dotted(a.value)
-                if path and name not in self._rebound_in(node):
-                    paths[name] = path
-            else:
-                default = literal_fact(param.default)
-                if default is not None:
-                    bound[name] = default
+        binding = bind(Signature.of_cst(p, skip=1 if target.receiver is not None else 0), self._pieces(call, state))
+        if binding is None:
+            return None, paths, False, defaulted, containers  # Python raises a TypeError: the callee never runs
+        defaults = self.walker.defaults_of(node) if target.walker is None else target.walker.defaults_of(node)
+        values = dict(binding.values)
+        for name in binding.defaulted:
+            values[name] = _Default(defaults.get(name))
+        if binding.star is not None:
+            values[p.star_arg.name.value] = _Packed("tuple", binding.star)
+        if binding.double_star is not None:
+            values[p.star_kwarg.name.value] = _Packed("dict", binding.double_star)
+        for name, given in values.items():
+            fact = self._fact_of(given, state)
+            if fact is None:
+                continue
+            if isinstance(given, _Default):
+                defaulted.add(name)  # evaluated at the def: its evidence is the callee's module's
+            if _plain_value(fact):
+                # a number or a flag is bound (it decides branches), but makes a call worth
+                # following only when the callee passes it on
+                bound[name] = fact
+                keywords, anywhere = self._passed_on(node)
+                known = known or name in (keywords if isinstance(fact, Scalar) else anywhere)
+                continue
+            if isinstance(given, cst.BaseExpression):
+                code = self.walker.ctx.code(given)
+                fact = with_evidence(fact, Evidence.at(given, f"`{code}` passed to `{target.name}()` as `{name}`"))
+            elif isinstance(given, _Unpacked):
+                code = self.walker.ctx.code(given.origin)
+                fact = with_evidence(fact, Evidence.at(given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
+            bound[name] = fact
+            known = known or _relevant(fact)
+        for name, given in binding.values.items():
+            if name in self._rebound_in(node):
+                continue
+            path = dotted(given) if isinstance(given, cst.BaseExpression) else None
+            if path:
+                paths[name] = path
+            elif isinstance(given, _Unpacked) and given.container:
+                # an element of a container held by a name: what the callee does to it cannot
+                # be followed back to the name that holds it, so the container is forgotten
+                containers[name] = given.container
         if not known and target.walker is None:
             # a function of this file that works on module-level state that matters (an
             # optimizer over sparse parameters) is worth following whatever it is passed
             outer = state.env if inf is self.walker.module_inference else inf.outer
             known = any(_relevant(outer.get(n)) for n in self._globals_read(node))
-        return bound, paths, known
+        return bound, paths, known, defaulted, containers
+
+    def _pieces(self, call: cst.Call, state) -> list:
+        """The arguments of a call as the binder reads them: written ones as their syntax,
+        elements unpacked from a display as theirs, elements of a held container as facts."""
+        inf = self.walker.ctx.inference
+        out = []
+        for a in call.args:
+            value = a.value
+            if a.star == "*":
+                if isinstance(value, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                    out.append(Star(tuple(e.value for e in value.elements)))
+                    continue
+                from .evaluation.inference.containers import sequence_items
+                items = sequence_items(inf.fact(value, state))
+                out.append(Star(None if items is None else tuple(_Unpacked(f, value, dotted(value)) for f in items)))
+            elif a.star == "**":
+                if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(_string_key(e.key), str)
+                                                        for e in value.elements):
+                    out.append(DoubleStar(tuple((_string_key(e.key), e.value) for e in value.elements)))
+                    continue
+                mapping = inf.fact(value, state)
+                if not isinstance(mapping, Instance) or mapping.cls != "dict":
+                    out.append(DoubleStar(None))
+                    continue
+                keys = mapping.keys if mapping.keys is not None else tuple(k for k, _ in mapping.attrs)
+                out.append(DoubleStar(tuple((k, _Unpacked(attr_of(mapping.attrs, k), value, dotted(value))) for k in keys),
+                                      complete=mapping.keys is not None))
+            elif a.keyword is not None:
+                out.append(Keyword(a.keyword.value, value))
+            else:
+                out.append(Positional(value))
+        return out
+
+    def _fact_of(self, given, state) -> Optional[Fact]:
+        """The fact of what a parameter is bound to."""
+        if isinstance(given, cst.BaseExpression):
+            return self.walker.ctx.inference.fact(given, state)
+        if isinstance(given, (_Unpacked, _Default)):
+            return given.fact
+        if isinstance(given, _Packed):
+            facts = [self._fact_of(g, state) for g in (given.items if given.kind == "tuple" else (v for _, v in given.items))]
+            if given.kind == "tuple":
+                from .evaluation.inference.containers import sequence_of
+                return sequence_of("tuple", tuple(facts))
+            names = tuple(k for k, _ in given.items)
+            return Instance(cls="dict", attrs=tuple((k, f) for k, f in zip(names, facts) if f is not None), keys=names)
+        return None
 
     def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
         """Parameters a function passes on as a keyword argument (`sparse=sparse`,
@@ -785,6 +837,12 @@ class Calls:
         return result
 
 
+def _string_key(node: cst.BaseExpression) -> Optional[str]:
+    from .evaluation.inference import literal
+    key = literal(node)
+    return key if isinstance(key, str) else None
+
+
 def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, Evidence]:
     """The caller's saved-for-backward paths, in the names of the callee's parameters."""
     out = {}
@@ -886,9 +944,13 @@ def _paths_in(expr: cst.BaseExpression) -> set[str]:
 
 
 def _plain_value(fact, depth: int = 0) -> bool:
-    """A literal, or a config (dict, dataclass, plain object) holding only literals."""
+    """A literal, or a config (dict, dataclass, plain object) or tuple (what `*args` holds)
+    holding only literals."""
     if isinstance(fact, (Const, Scalar)):
         return True
+    if isinstance(fact, Items) and fact.kind == "tuple":
+        known = [v for v in fact.items if v is not None]
+        return depth < 3 and bool(known) and all(_plain_value(v, depth + 1) for v in known)
     return (isinstance(fact, Instance) and depth < 3 and bool(fact.attrs)
             and all(_plain_value(v, depth + 1) for _, v in fact.attrs))
 
@@ -908,6 +970,31 @@ def _decorator_name(d: cst.Decorator) -> str:
 
 
 _EVERY = object()
+
+
+@dataclass(frozen=True)
+class _Unpacked:
+    """An element a `*seq` or `**mapping` argument passes: its fact, the argument, and the
+    caller's path to the container."""
+
+    fact: Optional[Fact]
+    origin: cst.BaseExpression
+    container: Optional[str]
+
+
+@dataclass(frozen=True)
+class _Default:
+    """A parameter's default, as evaluated when its `def` ran."""
+
+    fact: Optional[Fact]
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """What `*args` ("tuple") or `**kwargs` ("dict") collects: the values bound to it."""
+
+    kind: str
+    items: tuple
 
 
 @dataclass(frozen=True)

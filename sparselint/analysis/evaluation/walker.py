@@ -18,7 +18,7 @@ from ..calls import Calls
 from ..context import Context, Scope
 from ...diagnostics import Evidence
 from .facts import Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join
-from ..project.models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
+from ..project.models import MORE_KEYWORDS, MORE_POSITIONAL, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
@@ -58,6 +58,8 @@ class Walker:
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
+        # function -> its parameters' defaults, evaluated when its `def` ran
+        self._defaults: dict[cst.FunctionDef, dict[str, Optional[Fact]]] = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -180,6 +182,15 @@ class Walker:
         for _, at_return in exits:
             final = join_states(final, at_return)
         return final, [f for f, _ in exits if f is not _NO_VALUE]
+
+    def defaults_of(self, node: cst.FunctionDef) -> dict[str, Optional[Fact]]:
+        """Parameter -> the fact of its default. A `def` the walk has not run (a method, a
+        function of a module read for a call into it) has its defaults evaluated with no
+        name known: literals and what torch builds from them."""
+        found = self._defaults.get(node)
+        if found is None:
+            found = self._defaults[node] = _evaluate_defaults(node, self._inference(self.ctx.names, {}, frozenset()), State())
+        return found
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:
         """A function's locals and backward calls: computed once, however many call sites
@@ -347,25 +358,40 @@ class Walker:
                 return config if config is not None else v
             return v
 
+        def held_value(held):
+            known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
+            return held.value if known else UNKNOWN_ARG
+
+        # an argument whose value is not known is passed as UNKNOWN_ARG: its parameter is
+        # then not known either, rather than given its default
         args = {}
-        for i, a in enumerate(a for a in call.args if a.keyword is None and not a.star):
+        position = 0
+        for a in call.args:
+            if a.keyword is not None or a.star == "**":
+                continue
+            if a.star == "*":
+                items = inference.items_of(a.value, state) if inference is not None else None
+                if items is None:
+                    args[MORE_POSITIONAL] = True  # the positions after it are not known
+                    break
+                for held in items:
+                    args[position] = held_value(held)
+                    position += 1
+                continue
             v = value(a.value)
-            if v is not UNKNOWN_LITERAL:
-                args[i] = v
+            args[position] = v if v is not UNKNOWN_LITERAL else UNKNOWN_ARG
+            position += 1
         for a in call.args:
             if a.keyword is not None:
                 v = value(a.value)
-                if v is not UNKNOWN_LITERAL:
-                    args[a.keyword.value] = v
+                args[a.keyword.value] = v if v is not UNKNOWN_LITERAL else UNKNOWN_ARG
             elif a.star == "**":
                 # `Model(**cfg)`: a known dict passes its keys as keywords
                 mapping = inference.fact(a.value, state) if inference is not None else None
-                if isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None:
-                    for key in mapping.keys:
-                        held = attr_of(mapping.attrs, key)
-                        known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
-                        args[key] = held.value if known else UNKNOWN_ARG
-                else:
+                if isinstance(mapping, Instance) and mapping.cls == "dict":
+                    for key in mapping.keys if mapping.keys is not None else (k for k, _ in mapping.attrs):
+                        args[key] = held_value(attr_of(mapping.attrs, key))
+                if not (isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None):
                     args[MORE_KEYWORDS] = True
         return args
 
@@ -491,6 +517,9 @@ class Walker:
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(node, cst.FunctionDef):
+                # a `def` evaluates its defaults now, with the names bound so far
+                self._defaults[node] = _evaluate_defaults(node, inf, state)
             if isinstance(node, cst.ClassDef) and node not in self._class_outer:
                 # its body runs now: class attributes see the names bound so far
                 self._class_outer[node] = {**self.ctx.inference.outer, **state.env}
@@ -632,6 +661,12 @@ class Walker:
             self.ctx.state = state
             for hook in hooks:
                 hook(node, self.ctx)
+
+
+def _evaluate_defaults(node: cst.FunctionDef, inference: Inference, state: State) -> dict[str, Optional[Fact]]:
+    p = node.params
+    return {param.name.value: inference.fact(param.default, state)
+            for param in (*p.posonly_params, *p.params, *p.kwonly_params) if param.default is not None}
 
 
 def _mutable(fact) -> bool:

@@ -505,7 +505,7 @@ class ProjectIndex:
         if not is_module:
             return None
         init = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        env = _bind_params(init, args) if init is not None else {}
+        env = _with_locals(init, _bind_params(init, args)) if init is not None else {}
         functional = _functional_sparse(cls)
         frozen = _frozen_attributes(init)
         unknown_children = False
@@ -552,9 +552,11 @@ class ProjectIndex:
         if q is None:
             return UNKNOWN, None, ""
         if q in SPARSE_CAPABLE or q.endswith(("Embedding.from_pretrained", "EmbeddingBag.from_pretrained")):
-            sparse = _kwarg(value, "sparse", env)
             name = q.split(".")[-1] if "from_pretrained" not in q else q.split(".")[-2]
-            if "from_pretrained" in q and _kwarg(value, "freeze", env) is not False:
+            from ..torchops.torchapi import EMBEDDING_POSITIONS
+            positions = EMBEDDING_POSITIONS.get(f"torch.nn.{name}" + (".from_pretrained" if "from_pretrained" in q else ""), {})
+            sparse = _kwarg(value, "sparse", env, positions.get("sparse"))
+            if "from_pretrained" in q and _kwarg(value, "freeze", env, positions.get("freeze")) is not False:
                 return NONE, (("weight", NONE),), ""  # frozen by default: no gradient at all
             if sparse is True:
                 return SPARSE, (("weight", SPARSE),), f"`nn.{name}(..., sparse=True)` (line {line})"
@@ -734,27 +736,35 @@ def _qualify(expr: ast.expr, imports: dict[str, str], path: str) -> Optional[str
 
 
 def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
-    env = {}
-    # `Model(**kwargs)` of unknown content may pass any parameter: none has its default
-    unknown_rest = bool(args.get(MORE_KEYWORDS))
+    """Parameter -> literal value (`_NO`: not known) for `Class(...)` called with `args`:
+    position or keyword -> value, `MORE_POSITIONAL` for a `*seq` and `MORE_KEYWORDS` for a
+    `**mapping` that cannot be read, bound by Python's rules. `**kwargs` is a dict config."""
+    from ..binding import DoubleStar, Keyword, Positional, Signature, Star, bind
     a = init.args
-    positional = [*a.posonlyargs, *a.args]
-    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    for p, d in zip(positional, defaults):
-        env[p.arg] = _literal(d) if d is not None else _NO
-    for p, d in zip(a.kwonlyargs, a.kw_defaults):
-        env[p.arg] = _literal(d) if d is not None else _NO
-    if unknown_rest:
-        env = dict.fromkeys(env, _NO)
-    for k, v in args.items():
-        if k == MORE_KEYWORDS:
-            continue
-        if isinstance(k, int):
-            names = [p.arg for p in positional][1:]  # skip self
-            if k < len(names):
-                env[names[k]] = v
-        else:
-            env[k] = v
+    positional = [k for k in args if isinstance(k, int)]
+    pieces: list = [Positional(args[i]) for i in sorted(positional)]
+    if MORE_POSITIONAL in args or sorted(positional) != list(range(len(positional))):
+        pieces.append(Star(None))  # where the arguments after it sit is not known
+    pieces += [Keyword(k, v) for k, v in args.items() if isinstance(k, str) and k not in (MORE_KEYWORDS, MORE_POSITIONAL)]
+    if args.get(MORE_KEYWORDS):
+        pieces.append(DoubleStar(None))
+    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    positional_params = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in positional_params[len(positional_params) - len(a.defaults):]], a.defaults))
+    defaults.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+    env = dict.fromkeys(names, _NO)
+    binding = bind(Signature.of_ast(a, skip=1), pieces)
+    if binding is None:
+        # no call that runs (the instance `self` is in a method, built by a call not seen):
+        # the instance its defaults build
+        env.update((name, _literal(d)) for name, d in defaults.items())
+        return env
+    env.update(binding.values)
+    for name in binding.defaulted:
+        env[name] = _literal(defaults[name])
+    if binding.double_star is not None:
+        fields = tuple((k, v) for k, v in binding.double_star if v is not _NO)
+        env[a.kwarg.arg] = ConfigArg("dict", fields, len(fields) == len(binding.double_star))
     return env
 
 
@@ -763,6 +773,8 @@ _NO = object()
 UNKNOWN_ARG = _NO
 # the key of constructor arguments that says a `**mapping` of unknown content was passed too
 MORE_KEYWORDS = "**"
+# the key that says a `*seq` of unknown length was passed after the positional arguments
+MORE_POSITIONAL = "*"
 
 
 def _literal(node):
@@ -788,12 +800,140 @@ def _value(node: ast.expr, env: dict):
     return _NO
 
 
-def _kwarg(call: ast.Call, name: str, env: dict):
+def _kwarg(call: ast.Call, name: str, env: dict, position: Optional[int] = None):
+    """The value a torch constructor call passes for a parameter: by keyword, at its
+    position or from a `**config` the constructor was given; None when not known, torch's
+    default when nothing passes it."""
     for kw in call.keywords:
         if kw.arg == name:
             v = _value(kw.value, env)
             return None if v is _NO else v
+    if position is not None:
+        if any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+            return None  # a `*seq` may reach the position
+        if len(call.args) > position:
+            v = _value(call.args[position], env)
+            return None if v is _NO else v
+    for kw in call.keywords:
+        if kw.arg is None:
+            config = env.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+            if not isinstance(config, ConfigArg) or config.kind != "dict":
+                return None  # a mapping that is not known may pass it
+            values = dict(config.fields)
+            if name in values:
+                return values[name]
+            if not config.complete:
+                return None
     return _KWARG_DEFAULTS.get(name)
+
+
+def _with_locals(init: ast.FunctionDef, env: dict) -> dict:
+    """The parameters' values, with the names `__init__` binds once at its top level to a
+    value read the same way or to a config dict (`kw = dict(sparse=True, **extra)`), when
+    the dict is only read afterwards (never updated in place)."""
+    out = dict(env)
+    for name, value, only_read in _init_locals(init):
+        v = _config_value(value, out)
+        if v is not _NO and not (isinstance(v, ConfigArg) and not only_read):
+            out[name] = v
+    return out
+
+
+_INIT_LOCALS: dict[int, tuple] = {}
+
+
+def _init_locals(init: ast.FunctionDef) -> tuple:
+    """(name, value, only read afterwards) of each name `__init__` binds exactly once, at its
+    top level and not as a parameter; found once per `__init__`."""
+    hit = _INIT_LOCALS.get(id(init))
+    if hit is not None and hit[0] is init:
+        return hit[1]
+    if len(_INIT_LOCALS) > 256:
+        _INIT_LOCALS.clear()  # bounded: it holds class trees alive
+    bound: dict[str, int] = {}
+    changed: set[str] = set()  # names used in a way that may change a dict they hold
+    parents = {}
+    for node in ast.walk(init):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    # a name bound in a nested scope too counts twice, whether it is the same variable or not
+    for node in ast.walk(init):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                bound[node.id] = bound.get(node.id, 0) + 1
+            elif not _only_read(node, parents):
+                changed.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bound[name] = bound.get(name, 0) + 2
+    found = []
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
+    for st in init.body:
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and bound.get(st.targets[0].id) == 1 and st.targets[0].id not in params):
+            found.append((st.targets[0].id, st.value, st.targets[0].id not in changed))
+    _INIT_LOCALS[id(init)] = (init, tuple(found))
+    return tuple(found)
+
+
+def _only_read(name: ast.Name, parents: dict) -> bool:
+    """A name read as `**name`, `name[key]` or `name.get(key)` (a function it is passed to
+    may change it)."""
+    parent = parents.get(name)
+    if isinstance(parent, ast.keyword):
+        return parent.arg is None
+    if isinstance(parent, ast.Subscript) and parent.value is name:
+        return isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Attribute):
+        return parent.attr == "get"
+    return False
+
+
+def _config_value(node: ast.expr, env: dict):
+    """A literal, a parameter's value, or a dict display or `dict(...)` call whose keys are
+    literal strings (merging `**config` dicts the constructor holds); `_NO` when not known."""
+    layers = []  # (fields, complete, replaces earlier keys)
+    if isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                layers.append((*_config_layer(value, env), True))
+            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                layers.append((((key.value, _value(value, env)),), True, True))
+            else:
+                layers.append(((), False, True))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and len(node.args) <= 1:
+        if node.args:
+            layers.append((*_config_layer(node.args[0], env), True))
+        for kw in node.keywords:
+            if kw.arg is None:
+                layers.append((*_config_layer(kw.value, env), False))
+            else:
+                layers.append((((kw.arg, _value(kw.value, env)),), True, False))
+        if node.args:
+            # keywords replace the positional mapping's keys, not one another (that raises)
+            kwargs = layers[1:]
+            layers = layers[:1] + [(tuple(f for fields, _, _ in kwargs for f in fields),
+                                    all(c for _, c, _ in kwargs), True)]
+    else:
+        return _value(node, env)
+    fields: dict = {}
+    complete = True
+    for layer_fields, layer_complete, replaces in layers:
+        if not layer_complete:
+            complete = False
+            if replaces:
+                fields = {}
+        fields.update(layer_fields)
+    # a key whose value is not known is held, but not as a field: reading it is not known
+    known = tuple((k, v) for k, v in fields.items() if v is not _NO)
+    return ConfigArg("dict", known, complete and len(known) == len(fields))
+
+
+def _config_layer(node: ast.expr, env: dict) -> tuple[tuple, bool]:
+    config = env.get(node.id) if isinstance(node, ast.Name) else None
+    if isinstance(config, ConfigArg) and config.kind == "dict":
+        return config.fields, config.complete
+    return (), False
 
 
 def _frozen_attributes(init: Optional[ast.FunctionDef]) -> set[str]:
@@ -818,23 +958,24 @@ def _frozen_attributes(init: Optional[ast.FunctionDef]) -> set[str]:
 
 
 def _literal_kwargs(call: ast.Call, env: dict) -> dict:
+    """The arguments of a call inside a constructor, as `instantiate` takes them; a value
+    that is not known is passed as `_NO`, so that its parameter is not given its default."""
     out = {}
     for i, a in enumerate(call.args):
-        v = _value(a, env)
-        if v is not _NO:
-            out[i] = v
+        if isinstance(a, ast.Starred):
+            out[MORE_POSITIONAL] = True
+            break
+        out[i] = _value(a, env)
     for kw in call.keywords:
         if kw.arg is None:
             # `Encoder(**cfg)` with the config dict this constructor was given
             config = env.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
-            if isinstance(config, ConfigArg) and config.kind == "dict" and config.complete:
+            if isinstance(config, ConfigArg) and config.kind == "dict":
                 out.update(config.fields)
-            else:
+            if not (isinstance(config, ConfigArg) and config.kind == "dict" and config.complete):
                 out[MORE_KEYWORDS] = True
             continue
-        v = _value(kw.value, env)
-        if v is not _NO:
-            out[kw.arg] = v
+        out[kw.arg] = _value(kw.value, env)
     return out
 
 

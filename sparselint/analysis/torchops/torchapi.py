@@ -38,6 +38,13 @@ EMBEDDINGS = {
     "torch.nn.Embedding.from_pretrained": "Embedding",
     "torch.nn.EmbeddingBag.from_pretrained": "EmbeddingBag",
 }
+# Where each keyword read of them sits among the positional arguments (torch 2.x signatures).
+EMBEDDING_POSITIONS = {
+    "torch.nn.Embedding": {"sparse": 6},
+    "torch.nn.EmbeddingBag": {"mode": 5, "sparse": 6},
+    "torch.nn.Embedding.from_pretrained": {"freeze": 1, "sparse": 6},
+    "torch.nn.EmbeddingBag.from_pretrained": {"freeze": 1, "mode": 5, "sparse": 6},
+}
 FUNCTIONAL_EMBEDDINGS = frozenset({"torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"})
 
 # Products whose first operand, when it is a sparse leaf, receives an uncoalesced sparse grad,

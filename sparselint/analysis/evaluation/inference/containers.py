@@ -30,30 +30,49 @@ class ContainerFacts:
         return None
 
     def _dict(self, node: cst.Dict, state: State) -> Optional[Instance]:
-        """A config dict with literal keys: `cfg["sparse"]` reads the value's fact."""
-        attrs, keys = [], []
+        """A config dict with literal keys: `cfg["sparse"]` reads the value's fact. `**other`
+        merges another dict in, a later key replacing an earlier one; what may replace a
+        key that is not known (a mapping or a key that cannot be read) leaves it unknown."""
+        merged = _Merged()
         for el in node.elements:
-            if not isinstance(el, cst.DictElement):
-                return None
+            if isinstance(el, cst.StarredDictElement):
+                merged.add(*self._mapping_layer(el.value, state), replaces=True)
+                continue
             key = literal(el.key)
             if not isinstance(key, str):
-                return None
-            keys.append(key)
-            fact = self.fact(el.value, state)
-            if fact is not None:
-                attrs.append((key, fact))
-        return Instance(cls="dict", attrs=tuple(attrs), keys=tuple(keys))
+                merged.add({}, False, replaces=True)
+                continue
+            merged.add({key: self.fact(el.value, state)}, True, replaces=True)
+        return merged.instance()
 
     def _dict_call(self, node: cst.Call, state: State) -> Optional[Instance]:
-        """`dict(lr=0.1, weight_decay=1e-4)`: a config dict with keyword keys."""
-        if any(a.keyword is None or a.star for a in node.args):
+        """`dict(lr=0.1, weight_decay=1e-4)`, `dict(base, sparse=True)`, `dict(sparse=True,
+        **other)`: a config dict. Keywords cannot collide (the call would raise), so one
+        `**mapping` that cannot be read leaves the keywords written beside it known; it may
+        replace the keys of the positional mapping."""
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if len(positional) > 1 or any(a.star == "*" for a in node.args):
             return None
-        attrs = []
+        keywords = _Merged()
         for a in node.args:
-            fact = self.fact(a.value, state)
-            if fact is not None:
-                attrs.append((a.keyword.value, fact))
-        return Instance(cls="dict", attrs=tuple(attrs), keys=tuple(a.keyword.value for a in node.args))
+            if a.star == "**":
+                keywords.add(*self._mapping_layer(a.value, state), replaces=False)
+            elif a.keyword is not None:
+                keywords.add({a.keyword.value: self.fact(a.value, state)}, True, replaces=False)
+        merged = _Merged()
+        if positional:
+            merged.add(*self._mapping_layer(positional[0].value, state), replaces=True)
+        merged.add(keywords.facts, keywords.complete, replaces=True)
+        return merged.instance()
+
+    def _mapping_layer(self, node: cst.BaseExpression, state: State) -> tuple[dict, bool]:
+        """(key -> fact of the keys a mapping surely holds, whether it holds no other)."""
+        fact = self.fact(node, state)
+        if not isinstance(fact, Instance) or fact.cls != "dict":
+            return {}, False
+        if fact.keys is None:
+            return dict(fact.attrs), False
+        return {k: attr_of(fact.attrs, k) for k in fact.keys}, True
 
     def unpacked(self, call: cst.Call, keyword: str, state: State):
         """The Python value a `**mapping` argument passes for a keyword (`SGD(params, **cfg)`
@@ -64,13 +83,43 @@ class ContainerFacts:
             if a.star != "**":
                 continue
             mapping = self.fact(a.value, state)
-            if not isinstance(mapping, Instance) or mapping.cls != "dict" or mapping.keys is None:
+            if not isinstance(mapping, Instance) or mapping.cls != "dict":
                 return _UNKNOWN
-            if keyword in mapping.keys:
+            if mapping.keys is None and attr_of(mapping.attrs, keyword) is None:
+                return _UNKNOWN  # among the keys it may hold that are not known
+            if mapping.keys is None or keyword in mapping.keys:
                 held = attr_of(mapping.attrs, keyword)
                 out = held.value if isinstance(held, (Const, Scalar)) and (
                     held.value is not None or isinstance(held, Const)) else _UNKNOWN
         return out
+
+    def argument(self, call: cst.Call, keyword: str, position: Optional[int], state: State):
+        """The Python value a call passes for a parameter of a library function, bound by
+        Python's rules: by keyword, at its position (also through a `*seq` whose elements are
+        known) or from a `**mapping`. ABSENT when nothing passes it (it has its default),
+        _UNKNOWN when something that may pass it cannot be read."""
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == keyword:
+                return self.value(a.value, state)
+        if position is not None:
+            seen = 0
+            for a in call.args:
+                if a.keyword is not None or a.star == "**":
+                    continue
+                if a.star == "*":
+                    items = self.items_of(a.value, state)
+                    if items is None:
+                        return _UNKNOWN  # its length is not known: it may reach the position
+                    if seen + len(items) > position:
+                        held = items[position - seen]
+                        return held.value if isinstance(held, (Const, Scalar)) and (
+                            held.value is not None or isinstance(held, Const)) else _UNKNOWN
+                    seen += len(items)
+                    continue
+                if seen == position:
+                    return self.value(a.value, state)
+                seen += 1
+        return self.unpacked(call, keyword, state)
 
     def _collection(self, node, state: State) -> Optional[Fact]:
         """`(3, 3)`, `[p, q]`, `[*a.parameters(), *b.parameters()]`, param-group dicts, or
@@ -303,6 +352,28 @@ class ContainerFacts:
             evidence += m.evidence
         flags = union_flags(f for _, f in parts)
         return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts), evidence=evidence)
+
+
+class _Merged:
+    """A dict built from layers in order (`{**a, "k": v}`, `dict(a, **b)`): key -> fact, and
+    whether every key is known."""
+
+    def __init__(self):
+        self.facts: dict[str, Optional[Fact]] = {}
+        self.complete = True
+
+    def add(self, facts: dict, complete: bool, replaces: bool) -> None:
+        if not complete:
+            self.complete = False
+            if replaces:
+                # a key it holds that is not known may be any earlier one: only what it
+                # surely holds is known
+                self.facts = {}
+        self.facts.update(facts)
+
+    def instance(self) -> Instance:
+        attrs = tuple((k, f) for k, f in self.facts.items() if f is not None)
+        return Instance(cls="dict", attrs=attrs, keys=tuple(self.facts) if self.complete else None)
 
 
 _MAX_COMPREHENDED = 64  # elements a comprehension is evaluated for, one by one

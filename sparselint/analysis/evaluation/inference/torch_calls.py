@@ -15,7 +15,7 @@ from ....diagnostics import Evidence
 from ..facts import LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
 from ..gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
 from ...cst.names import Names
-from .values import arg, literal
+from .values import ABSENT, arg, literal
 from .state import State
 
 
@@ -101,12 +101,17 @@ class TorchCalls:
             kind = "a sparse" if t.is_sparse else "an"
             return t.why(where, f"{kind} `nn.Parameter`: a leaf that requires grad")
         if q in api.EMBEDDINGS:
-            sparse = self.value(arg(node, None, "sparse"), state)
-            mode = self.value(arg(node, None, "mode"), state)
+            positions = api.EMBEDDING_POSITIONS[q]
+            sparse = self.argument(node, "sparse", positions.get("sparse"), state)
+            mode = self.argument(node, "mode", positions.get("mode"), state)
             kind = api.EMBEDDINGS[q]
-            flags = SPARSE if sparse is True else DENSE if arg(node, None, "sparse") is None or sparse is False else UNKNOWN
-            if q.endswith("from_pretrained") and self.value(arg(node, None, "freeze"), state) is not False:
-                flags = NO_GRADS  # frozen: its weight never gets a gradient
+            flags = SPARSE if sparse is True else DENSE if sparse is ABSENT or sparse is False else UNKNOWN
+            if q.endswith("from_pretrained"):
+                freeze = self.argument(node, "freeze", positions.get("freeze"), state)
+                if freeze is True or freeze is ABSENT:
+                    flags = NO_GRADS  # frozen: its weight never gets a gradient
+                elif freeze is not False:
+                    flags = UNKNOWN
             m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
             if flags is SPARSE:
                 m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))

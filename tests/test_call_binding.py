@@ -1,0 +1,281 @@
+"""Calls bound by Python's rules (issue 18, point 3): positional and keyword arguments,
+defaults evaluated at the `def`, keyword-only parameters, `*args`/`**kwargs` at the call site
+and in the signature, torch constructors given `**kwargs`. What a `*`/`**` argument that cannot
+be read may fill is unknown, never the default, so look-alikes stay silent.
+
+Every program is checked by one run of the real command line (`--output-format json`)."""
+import json
+import re
+import textwrap
+
+import pytest
+
+from conftest import run_cli
+
+SPARSE = "torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), torch.tensor([1.0, 2.0, 3.0]), (3, 3))"
+
+# name -> program; `<S>` is an uncoalesced sparse tensor, `# SPLnnn` marks the line of each finding
+REPORTED = {
+    "star_args_from_a_name": """
+        def use(scale, x):
+            return x.values()  # SPL001
+
+
+        parts = (1.0, <S>)
+        use(*parts)
+    """,
+    "star_args_display_after_a_positional": """
+        def use(scale, x, flag):
+            return x.values()  # SPL001
+
+
+        s = <S>
+        use(1.0, *[s, True])
+    """,
+    "star_kwargs_from_a_dict_merge": """
+        def use(scale, x):
+            return x.values()  # SPL001
+
+
+        base = {'x': <S>}
+        options = dict(scale=2.0, **base)
+        use(**options)
+    """,
+    "star_kwargs_from_a_display_merge": """
+        def use(scale, x=None):
+            return x.values()  # SPL001
+
+
+        base = {'scale': 1.0}
+        use(**{**base, 'x': <S>})
+    """,
+    "signature_star_args_iterated": """
+        def use(*tensors):
+            for t in tensors:
+                t.values()  # SPL001
+
+
+        use(<S>, <S>)
+    """,
+    "signature_star_args_indexed_after_positionals": """
+        def use(scale, *rest):
+            x = rest[1]
+            return x.values()  # SPL001
+
+
+        use(1.0, 2.0, <S>)
+    """,
+    "signature_star_kwargs_read_by_key": """
+        def use(scale, **options):
+            x = options['x']
+            return x.values()  # SPL001
+
+
+        use(1.0, x=<S>)
+    """,
+    "signature_star_kwargs_flag_read_by_key": """
+        def build(n, **kw):
+            return nn.Embedding(n, 4, sparse=kw['sparse'])
+
+
+        emb = build(10, sparse=True)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "signature_star_args_flag_indexed": """
+        def build(*args):
+            return nn.Embedding(args[0], 4, sparse=args[1])
+
+
+        emb = build(10, True)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "default_tensor_evaluated_at_the_def": """
+        def use(scale, x=<S>):
+            return x.values()  # SPL001
+
+
+        use(1.0)
+    """,
+    "keyword_only_default_flag": """
+        def build(n, *, dim=4, sparse=True):
+            return nn.Embedding(n, dim, sparse=sparse)
+
+
+        emb = build(10)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "default_flag_of_a_method": """
+        class Factory:
+            def build(self, n, sparse=True):
+                return nn.Embedding(n, 4, sparse=sparse)
+
+
+        emb = Factory().build(10)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "torch_constructor_given_a_merged_dict": """
+        base = {'padding_idx': 0}
+        table_kwargs = dict(sparse=True, **base)
+        emb = nn.Embedding(10, 4, **table_kwargs)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "torch_constructor_given_every_argument_by_dict": """
+        cfg = {'num_embeddings': 10, 'embedding_dim': 4, 'sparse': True}
+        emb = nn.Embedding(**cfg)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "torch_constructor_flag_at_its_position": """
+        emb = nn.Embedding(10, 4, None, None, 2.0, False, True)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+    """,
+    "model_class_merging_its_kwargs_into_the_table": """
+        class Tower(nn.Module):
+            def __init__(self, n, d, **extra):
+                super().__init__()
+                table_kwargs = dict(sparse=True, **extra)
+                self.emb = nn.Embedding(n, d, **table_kwargs)
+
+
+        model = Tower(10, 4, padding_idx=0)
+        opt = torch.optim.Adam(model.parameters(), lr=0.1)  # SPL401
+    """,
+}
+
+SILENT = {
+    "default_overridden_by_the_call": """
+        def use(scale, x=<S>):
+            return x.values()
+
+
+        use(1.0, <S>.coalesce())
+        use(1.0, x=<S>.coalesce())
+    """,
+    "signature_star_args_flag_false": """
+        def build(*args):
+            return nn.Embedding(args[0], 4, sparse=args[1])
+
+
+        emb = build(10, False)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+    """,
+    "default_flag_overridden_by_the_call": """
+        def build(n, sparse=True):
+            return nn.Embedding(n, 4, sparse=sparse)
+
+
+        emb = build(10, sparse=False)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+    """,
+    "unknown_kwargs_may_hold_the_flag_at_a_torch_constructor": """
+        import json
+
+        table_kwargs = json.load(open('tables.json'))
+        emb = nn.Embedding(10, 4, **table_kwargs)
+        opt = torch.optim.SparseAdam(emb.parameters(), lr=0.1)
+    """,
+    "unknown_kwargs_merged_over_the_flag": """
+        import json
+
+        table_kwargs = {'sparse': True, **json.load(open('tables.json'))}
+        emb = nn.Embedding(10, 4, **table_kwargs)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+    """,
+    "unknown_kwargs_passed_on_by_a_helper": """
+        import json
+
+
+        def build(n, d, **kw):
+            return nn.Embedding(n, d, **kw)
+
+
+        emb = build(10, 4, **json.load(open('tables.json')))
+        opt = torch.optim.SparseAdam(emb.parameters(), lr=0.1)
+    """,
+    "unknown_star_args_fill_a_parameter_with_a_default": """
+        import sys
+
+
+        def build(n, sparse=False):
+            return nn.Embedding(n, 4, sparse=sparse)
+
+
+        emb = build(*sys.argv[1:])
+        opt = torch.optim.SparseAdam(emb.parameters(), lr=0.1)
+    """,
+    "unknown_argument_to_a_model_class_with_a_default": """
+        import sys
+
+
+        class Tower(nn.Module):
+            def __init__(self, sparse=False):
+                super().__init__()
+                self.emb = nn.Embedding(10, 4, sparse=sparse)
+
+
+        model = Tower(sys.argv[1] == 'sparse')
+        opt = torch.optim.SparseAdam(model.parameters(), lr=0.1)
+    """,
+    "unknown_kwargs_to_a_model_class_table": """
+        class Tower(nn.Module):
+            def __init__(self, n, d, table_kwargs):
+                super().__init__()
+                self.emb = nn.Embedding(n, d, **table_kwargs)
+
+
+        def train(cfg):
+            model = Tower(10, 4, cfg)
+            return torch.optim.SparseAdam(model.parameters(), lr=0.1)
+    """,
+    "table_kwargs_changed_in_place": """
+        class Tower(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                table_kwargs = dict(sparse=False)
+                table_kwargs['sparse'] = True
+                self.emb = nn.Embedding(n, d, **table_kwargs)
+
+
+        model = Tower(10, 4)
+        opt = torch.optim.SparseAdam(model.parameters(), lr=0.1)
+    """,
+    "a_call_python_rejects_runs_nothing": """
+        def use(scale, x):
+            return x.values()
+
+
+        use(1.0, <S>, 3)
+        use(1.0, <S>, y=3)
+    """,
+}
+
+
+def _program(text: str) -> str:
+    body = textwrap.dedent(text).lstrip("\n").replace("<S>", SPARSE)
+    return "import torch\nimport torch.nn as nn\n" + body
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory):
+    """`name -> ["line code", ...]` for every program, from one run of the command line."""
+    folder = tmp_path_factory.mktemp("binding")
+    for name, text in [*REPORTED.items(), *SILENT.items()]:
+        (folder / f"{name}.py").write_text(_program(text))
+    r = run_cli("--output-format", "json", str(folder))
+    assert r.returncode in (0, 1), r.stderr
+    out: dict[str, list[str]] = {}
+    for d in json.loads(r.stdout):
+        name = re.sub(r"\.py$", "", d["path"].replace("\\", "/").rsplit("/", 1)[-1])
+        out.setdefault(name, []).append(f"{d['line']} {d['code']}")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(REPORTED))
+def test_each_binding_form_is_reported(findings, name):
+    marked = [f"{number} {code}" for number, line in enumerate(_program(REPORTED[name]).splitlines(), 1)
+              for code in re.findall(r"# (SPL\d{3})", line)]
+    assert marked and sorted(findings.get(name, [])) == sorted(marked)
+
+
+@pytest.mark.parametrize("name", sorted(SILENT))
+def test_look_alikes_stay_silent(findings, name):
+    assert findings.get(name, []) == []

@@ -17,7 +17,7 @@ from ..torchops import torchapi as api
 from ..calls import Calls
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join
+from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join, join_all
 from ..project.models import MORE_KEYWORDS, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
@@ -48,6 +48,9 @@ class Walker:
         self._summarising: set[str] = set()
         # (returned fact, state after the return) of each `return` of the function analysed
         self.returns: list[tuple[Optional[Fact], State]] = []
+        # what each `yield` reached gives, in a generator function being analysed
+        self.yields: Optional[list[Optional[Fact]]] = None
+        self._generators: dict[cst.FunctionDef, Optional[bool]] = {}
         # the statement just analysed surely leaves the function
         self.exited = False
         self.calls = Calls(self)
@@ -165,6 +168,8 @@ class Walker:
         scope = Scope(node, backward)
         saved_returns, self.returns = self.returns, []
         saved_exit, self.exited = self.exited, False
+        generator = self._generator(node)
+        saved_yields, self.yields = self.yields, ([] if generator else None)
         # what the caller's forward ops saved, under the parameters' names
         state = State(dict(initial or {}), dict(saved or {}))
         self._annotated_models(node, state)
@@ -174,12 +179,45 @@ class Walker:
             final = self.scope(body, state, inference, scope)
         finally:
             self.silent -= silent
-        exits = self.returns
-        self.returns = saved_returns
+        exits, yielded = self.returns, self.yields
+        self.returns, self.yields = saved_returns, saved_yields
         self.exited = saved_exit
         for _, at_return in exits:
             final = join_states(final, at_return)
-        return final, [f for f, _ in exits if f is not _NO_VALUE]
+        returned = [f for f, _ in exits if f is not _NO_VALUE]
+        if generator is not None:
+            # calling it runs nothing yet: it gives a generator of what its body yields
+            every = join_all(yielded) if generator and node.asynchronous is None else None
+            returned = [Items((every,), "generator", counted=False) if every is not None else None]
+        elif node.asynchronous is not None:
+            # calling it gives a coroutine: awaiting it gives what the body returns (None
+            # when it returns nothing)
+            returned = [Coroutine(join_all(returned) if returned else Const(value=None))]
+        return final, returned
+
+    def _generator(self, node: cst.FunctionDef) -> Optional[bool]:
+        """None for a function that does not yield; for a generator function, whether every
+        `yield` sits in a simple statement (where the walker reads what it yields)."""
+        if node not in self._generators:
+            every = _yields_in(node.body)
+            read, stack = 0, [node.body]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, cst.SimpleStatementLine):
+                    read += len(_yields_in(n))
+                elif not isinstance(n, _NOT_ENTERED):
+                    stack.extend(children(n))
+            self._generators[node] = (read == len(every)) if every else None
+        return self._generators[node]
+
+    def _yielded(self, node: cst.Yield, state: State) -> Optional[Fact]:
+        """What a `yield` gives: its value, or every element of what `yield from` iterates."""
+        inf = self.ctx.inference
+        if node.value is None:
+            return Const(value=None)
+        if isinstance(node.value, cst.From):
+            return inf.every_element(node.value.item, state)
+        return inf.fact(node.value, state)
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:
         """A function's locals and backward calls: computed once, however many call sites
@@ -422,6 +460,8 @@ class Walker:
                 self.ctx.statement, self.ctx.line_node = small, node
                 self.calls.prepare(small, state)
                 self.dispatch(small, state)
+                if self.yields is not None:
+                    self.yields.extend(self._yielded(y, state) for y in _yields_in(small))
                 returned = inf.fact(small.value, state) if isinstance(small, cst.Return) and small.value is not None else _NO_VALUE
                 state = inf.apply(small, state)
                 if isinstance(small, cst.Return):
@@ -683,6 +723,19 @@ def _runs_through(loop) -> bool:
             continue
         stack.extend(children(n))
     return True
+
+
+def _yields_in(node) -> list:
+    """The `yield` expressions of a statement or expression, not entering nested scopes."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _NOT_ENTERED):
+            continue
+        if isinstance(n, cst.Yield):
+            out.append(n)
+        stack.extend(children(n))
+    return out
 
 
 def _statements_under(node) -> list:

@@ -410,9 +410,28 @@ class Calls:
 
     # -- analysing a callee --------------------------------------------------------------
 
+    def exception(self, call: cst.Call, state) -> Optional[Instance]:
+        """`ValueError(adj)`, or `Carrier(adj)` of an exception class of this file that keeps
+        what it is given: an exception whose `args` are the facts of the call's arguments."""
+        func = call.func
+        if not isinstance(func, cst.Name) or any(a.star or a.keyword is not None for a in call.args):
+            return None
+        w = self.walker
+        inf = w.ctx.inference
+        name = func.value
+        if name in inf.locals or inf.lookup(name, state) is not None:
+            return None
+        if not (w.exceptions.builtin(name) or (name in w.classes and w.exceptions.keeps_call_args(name))):
+            return None
+        args = Items(tuple(inf.fact(a.value, state) for a in call.args))
+        return Instance(cls=name, attrs=(("args", args),), evidence=(Evidence.at(call, f"an instance of `{name}`"),))
+
     def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         site = site if site is not None else call
         if target.node is None:
+            made = self.exception(call, state) if target.makes == "instance" else None
+            if made is not None:
+                return Outcome(returned=made)
             attrs = self._fields(target.klass, call, state)
             return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
                                              evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))

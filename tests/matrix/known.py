@@ -42,7 +42,6 @@ CAUSES = {
 MISSED = (
     ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
-    ("except_as", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "except-as"),
     ("default_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "defaults"),
     ("flag_default", "SPL301 SPL401", "defaults"),
     ("star_args_call", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "star-args"),

@@ -351,6 +351,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
                 if isinstance(inner, Params):
                     return inner if _filters_on_requires_grad(node.args[0].value) else _subset(inner)
                 return None
+            made = self.calls.exception(node, state) if self.calls is not None else None
+            if made is not None:
+                return made
             fact = self.summary(func.value)
             if isinstance(fact, Tensor):
                 return fact.why(where, f"returned by `{func.value}()`")

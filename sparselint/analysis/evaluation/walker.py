@@ -223,14 +223,16 @@ class Walker:
             self._generators[node] = (read == len(every)) if every else None
         return self._generators[node]
 
-    def _yielded(self, node: cst.Yield, state: State) -> Optional[Fact]:
-        """What a `yield` gives: its value, or every element of what `yield from` iterates."""
+    def _yielded(self, node: cst.Yield, state: State) -> list[Optional[Fact]]:
+        """What a `yield` gives: its value, or the elements of what `yield from` iterates
+        (what every one is, when how many there are is not known)."""
         inf = self.ctx.inference
         if node.value is None:
-            return Const(value=None)
+            return [Const(value=None)]
         if isinstance(node.value, cst.From):
-            return inf.every_element(node.value.item, state)
-        return inf.fact(node.value, state)
+            elements = inf.iterated(node.value.item, state)
+            return list(elements) if elements is not None else [inf.every_element(node.value.item, state)]
+        return [inf.fact(node.value, state)]
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:
         """A function's locals and backward calls: computed once, however many call sites
@@ -474,7 +476,8 @@ class Walker:
                 self.calls.prepare(small, state)
                 self.dispatch(small, state)
                 if self.yields is not None:
-                    self.yields.extend(self._yielded(y, state) for y in _yields_in(small))
+                    for y in _yields_in(small):
+                        self.yields.extend(self._yielded(y, state))
                 returned = inf.fact(small.value, state) if isinstance(small, cst.Return) and small.value is not None else _NO_VALUE
                 state = inf.apply(small, state)
                 if isinstance(small, cst.Raise) and self.raised is not None:
@@ -627,7 +630,8 @@ class Walker:
             left = [e for e in left if not handled & self.exceptions.ancestry(e.cls)]
             builtin = any(self.exceptions.builtin(n) for n in handled)
             if risky is None:
-                risky = _may_raise(node.body, self.ctx.inference.names)
+                risky = _may_raise(node.body, self.ctx.inference.names,
+                                   lambda n: n not in self.ctx.inference.locals and self.exceptions.ancestry(n) is not None)
             if not hit or risky[1] or (builtin and risky[0]):
                 out.append(None)
                 continue
@@ -821,16 +825,26 @@ def _runs_through(loop) -> bool:
     return True
 
 
-def _may_raise(body, names: Names) -> tuple[bool, bool]:
-    """Whether the statements of a `try` body other than its `raise` statements may raise
-    (an operation, a call) an exception of Python's, and whether they may raise one of this
+def _may_raise(body, names: Names, exception_class) -> tuple[bool, bool]:
+    """Whether a `try` body may raise an exception of Python's other than by making one
+    of its `raise` statements (an operation, a call), and whether it may raise one of this
     file's classes (a call into code other than torch's may, and so may a nested `try`,
     whose handlers can raise)."""
     builtin = False
     stack = [body]
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.Raise, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(n, cst.Raise):
+            # the exception's constructor is what is raised; its arguments are evaluated first
+            exc = n.exc
+            if isinstance(exc, cst.Call) and isinstance(exc.func, cst.Name) and exception_class(exc.func.value):
+                stack.extend(a.value for a in exc.args)
+            elif exc is not None:
+                stack.append(exc)
+            if n.cause is not None:
+                stack.append(n.cause.item)
+            continue
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(n, (cst.Pass, cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
             continue

@@ -212,6 +212,45 @@ EXCEPTIONS = {
             held = err.args
             held[0].indices()  # bad
     """,
+    "a class whose __init__ passes on to a builtin exception, or not": """
+        class Keeps(Exception):
+            def __init__(self, adj):
+                super().__init__(adj)
+                self.adj = adj
+
+
+        class Passes(Exception):
+            def __init__(self, adj):
+                super().__init__(adj.coalesce())
+
+
+        class Stores(Exception):
+            def __init__(self, adj):
+                self.adj = adj
+
+
+        class Deeper(Keeps):
+            pass
+
+
+        try:
+            raise Keeps(s)
+        except Keeps as e:
+            e.args[0].indices()  # bad
+            e.adj.indices()  # bad
+        try:
+            raise Passes(s)
+        except Passes as e:
+            e.args[0].indices()
+        try:
+            raise Stores(s)
+        except Stores as e:
+            e.args[0].indices()  # bad
+        try:
+            raise Deeper(s)
+        except Keeps as e:
+            e.args[0].indices()  # bad
+    """,
     "the handler the exception reaches first": """
         try:
             raise KeyError(s)

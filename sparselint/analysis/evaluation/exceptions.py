@@ -53,19 +53,37 @@ class ExceptionClasses:
             out |= up
         return frozenset(out) if "BaseException" in out else None
 
+    def args_at_init(self, name: str) -> bool:
+        """`__init__` starts with `args` holding the positional arguments of the call (what
+        `BaseException.__new__` stores): no class of the file in its hierarchy defines
+        `__new__`."""
+        return self._defines(name, ("__new__",)) is False
+
     def keeps_call_args(self, name: str) -> bool:
         """Its `args` are the positional arguments of the call that made it: no class of the
-        file between it and a builtin exception defines `__init__` or `__new__` (which may
-        pass other values on)."""
+        file in its hierarchy defines `__init__` or `__new__` (which may pass other values
+        on)."""
+        return self._defines(name, ("__init__", "__new__")) is False
+
+    def _defines(self, name: str, methods: tuple) -> Optional[bool]:
         chain = self.ancestry(name)
         if chain is None:
-            return False
-        for cls in chain:
-            klass = self.classes.get(cls)
-            if klass is not None and any(isinstance(s, cst.FunctionDef) and s.name.value in ("__init__", "__new__")
-                                         for s in klass.body.body):
+            return None
+        return any(any(isinstance(s, cst.FunctionDef) and s.name.value in methods for s in self.classes[cls].body.body)
+                   for cls in chain if cls in self.classes)
+
+    def base_init_is_builtin(self, klass: cst.ClassDef) -> bool:
+        """`super().__init__(...)` in a method of this class reaches a builtin exception's
+        `__init__` (which sets `args`), not one of the file's classes."""
+        for base in klass.bases:
+            if base.keyword is not None or not isinstance(base.value, cst.Name):
                 return False
-        return True
+            name = base.value.value
+            if self.builtin(name):
+                return True
+            if name not in self.classes or self._defines(name, ("__init__",)) is not False:
+                return False
+        return False
 
 
 def _imported_names(module: cst.Module) -> frozenset:

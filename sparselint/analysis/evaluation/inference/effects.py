@@ -499,6 +499,11 @@ class Effects:
             return
         method = func.attr.value
         recv_path = dotted(func.value)
+        if method == "__init__" and recv_path is None and self.calls is not None:
+            found = self.calls.base_init(call, state)
+            if found is not None:
+                state.bind(*found)
+                return
         if method == "backward":
             state.saved.clear()
             return

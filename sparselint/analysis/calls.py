@@ -166,7 +166,7 @@ class Calls:
                     init, there = self._inherited(klass, "__init__") or (None, None)
                 if init is None and module is None:
                     return _Target(None, name, klass=klass, makes="instance")
-                receiver = module if module is not None else Instance(cls=name)
+                receiver = module if module is not None else Instance(cls=name, attrs=self._new_args(name, call, state))
                 return _Target(init, name, receiver=receiver, klass=klass,
                                makes="module" if module is not None else "instance", walker=there)
             return None
@@ -458,11 +458,61 @@ class Calls:
 
     # -- analysing a callee --------------------------------------------------------------
 
+    def exception(self, call: cst.Call, state) -> Optional[Instance]:
+        """`ValueError(adj)`, or `Carrier(adj)` of an exception class of this file that keeps
+        what it is given: an exception whose `args` are the facts of the call's arguments."""
+        func = call.func
+        if not isinstance(func, cst.Name) or any(a.star or a.keyword is not None for a in call.args):
+            return None
+        w = self.walker
+        inf = w.ctx.inference
+        name = func.value
+        if name in inf.locals or inf.lookup(name, state) is not None:
+            return None
+        if not (w.exceptions.builtin(name) or (name in w.classes and w.exceptions.keeps_call_args(name))):
+            return None
+        args = Items(tuple(inf.fact(a.value, state) for a in call.args))
+        return Instance(cls=name, attrs=(("args", args),), evidence=(Evidence.at(call, f"an instance of `{name}`"),))
+
+    def _new_args(self, name: str, call: cst.Call, state) -> tuple:
+        """The `args` an exception of a class of this file holds when its `__init__` starts:
+        the call's positional arguments."""
+        w = self.walker
+        if any(a.star for a in call.args) or not w.exceptions.args_at_init(name):
+            return ()
+        inf = w.ctx.inference
+        return (("args", Items(tuple(inf.fact(a.value, state) for a in call.args if a.keyword is None))),)
+
+    def base_init(self, call: cst.Call, state) -> Optional[tuple[str, Optional[Fact]]]:
+        """`super().__init__(...)` in `__init__` of an exception class of this file whose
+        base is a builtin exception: it sets `self.args` to what it is given (the path and
+        its fact, unknown when the arguments are not all positional)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "__init__" or not _is_super(func.value):
+            return None
+        w = self.walker
+        scope = w.ctx.scope.node if w.ctx.scope is not None else None
+        if not isinstance(scope, cst.FunctionDef) or _method_kind(scope) is not None:
+            return None
+        klass = next((k for k in w.classes.values()
+                      if isinstance(k.body, cst.IndentedBlock) and any(s is scope for s in k.body.body)), None)
+        params = [*scope.params.posonly_params, *scope.params.params]
+        if klass is None or not params or w.exceptions.ancestry(klass.name.value) is None:
+            return None
+        path = params[0].name.value + ".args"
+        if not w.exceptions.base_init_is_builtin(klass) or any(a.star or a.keyword is not None for a in call.args):
+            return path, None
+        inf = w.ctx.inference
+        return path, Items(tuple(inf.fact(a.value, state) for a in call.args))
+
     def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         site = site if site is not None else call
         if target.node is not None and target.node.decorators and not (target.walker or self.walker).calls.keeps_call(target.node):
             return None  # a decorator that hides the body: the call is unknown
         if target.node is None:
+            made = self.exception(call, state) if target.makes == "instance" else None
+            if made is not None:
+                return Outcome(returned=made)
             attrs = self._fields(target.klass, call, state)
             return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
                                              evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
@@ -537,8 +587,11 @@ class Calls:
             if caller:
                 outcome.saved[caller + ("." + rest if rest else "")] = evidence
         if target.makes is not None:
-            attrs = tuple((k[len("self."):], v) for k, v in result.effects.items()
-                          if k.startswith("self.") and v is not None)
+            # what the instance held when `__init__` started (an exception's `args`), as
+            # `__init__` left it
+            changed = {k[len("self."):]: v for k, v in result.effects.items() if k.startswith("self.")}
+            attrs = tuple((k, v) for k, v in getattr(target.receiver, "attrs", ()) if k not in changed) + tuple(
+                (k, v) for k, v in changed.items() if v is not None)
             receiver = target.receiver
             if target.makes == "module":
                 attrs = tuple((k, v) for k, v in attrs if not isinstance(v, Module))

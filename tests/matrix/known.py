@@ -42,7 +42,6 @@ CAUSES = {
 MISSED = (
     ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
-    ("except_as", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "except-as"),
     ("default_value", "SPL601", "shape-into-callee"),
     ("star_args_call", "SPL601", "shape-into-callee"),
     ("star_kwargs_call", "SPL601", "shape-into-callee"),
@@ -59,9 +58,6 @@ MISSED = (
     ("higher_order", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
     ("registry_modules", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "indirect-calls"),
     ("model_registry_module", "SPL301 SPL401", "indirect-calls"),
-    ("generator_yield", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
-    ("generator_next", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
-    ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
     ("property_getter", "SPL601", "shape-in-init"),
     ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),

@@ -46,7 +46,7 @@ class Names:
         self.aliases = aliases
 
     @classmethod
-    def from_module(cls, module: cst.Module, roots: Iterable[str] = ("torch", "itertools", "functools", "contextlib")) -> "Names":
+    def from_module(cls, module: cst.Module, roots: Iterable[str] = ("torch", "itertools", "functools", "contextlib", "asyncio")) -> "Names":
         collector = _ImportCollector(tuple(roots))
         for node in walk(module):
             if isinstance(node, cst.Import):

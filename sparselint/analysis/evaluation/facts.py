@@ -179,6 +179,17 @@ class Items:
     items: tuple[Optional["Fact"], ...]
     kind: str = "tuple"  # "tuple", "list" (mutable: edits make it unknown) or "generator"
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+    # False: how many elements there are is not known (what a generator function yields in
+    # a loop); `items` then holds one fact, true of every element
+    counted: bool = True
+
+
+@dataclass(frozen=True)
+class Coroutine:
+    """What calling an `async def` of the project gives: `await` of it gives `result`."""
+
+    result: Optional["Fact"] = None
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -197,7 +208,7 @@ class Callee:
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
 
-Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee, Items]
+Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee, Items, Coroutine]
 
 
 def attr_of(attrs: tuple, name: str):
@@ -237,9 +248,11 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
     if isinstance(a, (Callee, Const)) or (isinstance(a, Instance) and a.cls != b.cls):
         return None  # two different values: a literal is known only when it is one value
     if isinstance(a, Items):
-        if a.kind != b.kind or len(a.items) != len(b.items):
+        if a.kind != b.kind or a.counted != b.counted or len(a.items) != len(b.items):
             return None
-        return Items(tuple(join(x, y) for x, y in zip(a.items, b.items)), a.kind, a.evidence)
+        return Items(tuple(join(x, y) for x, y in zip(a.items, b.items)), a.kind, a.evidence, a.counted)
+    if isinstance(a, Coroutine):
+        return Coroutine(join(a.result, b.result), a.evidence)
     changes = {}
     for f in fields(a):
         if f.name == "evidence":

@@ -17,11 +17,12 @@ from ..torchops import torchapi as api
 from ..calls import Calls
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join
+from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join, join_all
 from ..project.models import MORE_KEYWORDS, MORE_POSITIONAL, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
+from .exceptions import ExceptionClasses
 from ..cst.syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
 from ..cst.tree import children, walk
 
@@ -48,6 +49,13 @@ class Walker:
         self._summarising: set[str] = set()
         # (returned fact, state after the return) of each `return` of the function analysed
         self.returns: list[tuple[Optional[Fact], State]] = []
+        # what each `yield` reached gives, in a generator function being analysed
+        self.yields: Optional[list[Optional[Fact]]] = None
+        self._generators: dict[cst.FunctionDef, Optional[bool]] = {}
+        # the exceptions the `raise` statements of the `try` body being analysed raise
+        # (None: one whose class is not known)
+        self.raised: Optional[list[Optional[Instance]]] = None
+        self._exceptions: Optional[ExceptionClasses] = None
         # the statement just analysed surely leaves the function
         self.exited = False
         self.calls = Calls(self)
@@ -60,6 +68,12 @@ class Walker:
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
         # function -> its parameters' defaults, evaluated when its `def` ran
         self._defaults: dict[cst.FunctionDef, dict[str, Optional[Fact]]] = {}
+
+    @property
+    def exceptions(self) -> ExceptionClasses:
+        if self._exceptions is None:
+            self._exceptions = ExceptionClasses(self.module, self.classes)
+        return self._exceptions
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -167,6 +181,10 @@ class Walker:
         scope = Scope(node, backward)
         saved_returns, self.returns = self.returns, []
         saved_exit, self.exited = self.exited, False
+        generator = self._generator(node)
+        saved_yields, self.yields = self.yields, ([] if generator else None)
+        # a `try` of the caller does not see this body's raises as its own
+        saved_raised, self.raised = self.raised, None
         # what the caller's forward ops saved, under the parameters' names
         state = State(dict(initial or {}), dict(saved or {}))
         self._annotated_models(node, state)
@@ -176,12 +194,47 @@ class Walker:
             final = self.scope(body, state, inference, scope)
         finally:
             self.silent -= silent
-        exits = self.returns
-        self.returns = saved_returns
+        exits, yielded = self.returns, self.yields
+        self.returns, self.yields, self.raised = saved_returns, saved_yields, saved_raised
         self.exited = saved_exit
         for _, at_return in exits:
             final = join_states(final, at_return)
-        return final, [f for f, _ in exits if f is not _NO_VALUE]
+        returned = [f for f, _ in exits if f is not _NO_VALUE]
+        if generator is not None:
+            # calling it runs nothing yet: it gives a generator of what its body yields
+            every = join_all(yielded) if generator and node.asynchronous is None else None
+            returned = [Items((every,), "generator", counted=False) if every is not None else None]
+        elif node.asynchronous is not None:
+            # calling it gives a coroutine: awaiting it gives what the body returns (None
+            # when it returns nothing)
+            returned = [Coroutine(join_all(returned) if returned else Const(value=None))]
+        return final, returned
+
+    def _generator(self, node: cst.FunctionDef) -> Optional[bool]:
+        """None for a function that does not yield; for a generator function, whether every
+        `yield` sits in a simple statement (where the walker reads what it yields)."""
+        if node not in self._generators:
+            every = _yields_in(node.body)
+            read, stack = 0, [node.body]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, cst.SimpleStatementLine):
+                    read += len(_yields_in(n))
+                elif not isinstance(n, _NOT_ENTERED):
+                    stack.extend(children(n))
+            self._generators[node] = (read == len(every)) if every else None
+        return self._generators[node]
+
+    def _yielded(self, node: cst.Yield, state: State) -> list[Optional[Fact]]:
+        """What a `yield` gives: its value, or the elements of what `yield from` iterates
+        (what every one is, when how many there are is not known)."""
+        inf = self.ctx.inference
+        if node.value is None:
+            return [Const(value=None)]
+        if isinstance(node.value, cst.From):
+            elements = inf.iterated(node.value.item, state)
+            return list(elements) if elements is not None else [inf.every_element(node.value.item, state)]
+        return [inf.fact(node.value, state)]
 
     def defaults_of(self, node: cst.FunctionDef) -> dict[str, Optional[Fact]]:
         """Parameter -> the fact of its default. A `def` the walk has not run (a method, a
@@ -253,14 +306,14 @@ class Walker:
         inference = self._inference(self.ctx.names.without(locals_), self._class_outer.get(klass, {}), locals_)
         ctx = self.ctx
         saved = (ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call)
-        saved_returns, saved_exit = self.returns, self.exited
-        ctx.loops, self.returns, self.exited = [], [], False
+        saved_returns, saved_exit, saved_raised = self.returns, self.exited, self.raised
+        ctx.loops, self.returns, self.exited, self.raised = [], [], False, None
         self.silent += 1
         try:
             final = self.scope(body, State(), inference, Scope(klass, []))
         finally:
             self.silent -= 1
-            self.returns, self.exited = saved_returns, saved_exit
+            self.returns, self.exited, self.raised = saved_returns, saved_exit, saved_raised
             ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
         found = self._class_bodies[klass] = {k: v for k, v in final.env.items() if "." not in k and v is not None}
         return found
@@ -448,8 +501,14 @@ class Walker:
                 self.ctx.statement, self.ctx.line_node = small, node
                 self.calls.prepare(small, state)
                 self.dispatch(small, state)
+                if self.yields is not None:
+                    for y in _yields_in(small):
+                        self.yields.extend(self._yielded(y, state))
                 returned = inf.fact(small.value, state) if isinstance(small, cst.Return) and small.value is not None else _NO_VALUE
                 state = inf.apply(small, state)
+                if isinstance(small, cst.Raise) and self.raised is not None:
+                    exc = inf.fact(small.exc, state) if small.exc is not None else None
+                    self.raised.append(exc if isinstance(exc, Instance) else None)
                 if isinstance(small, cst.Return):
                     self.returns.append((returned, state))
                 if isinstance(small, (cst.Return, cst.Raise)):
@@ -494,19 +553,7 @@ class Walker:
         if isinstance(node, cst.With):
             return self.with_block(node, state)
         if isinstance(node, (cst.Try, cst.TryStar)):
-            after_body = self._branch(lambda: self.block(node.body.body, state.copy()))[0]
-            result = join_states(state, after_body)
-            ends = [after_body]
-            for handler in node.handlers:
-                ends.append(self._branch(lambda h=handler: self.block(h.body.body, result.copy()))[0])
-            if node.orelse is not None:
-                ends[0] = self._branch(lambda: self.block(node.orelse.body.body, after_body))[0]
-            out = ends[0]
-            for e in ends[1:]:
-                out = join_states(out, e)
-            if node.finalbody is not None:
-                out = self.block(node.finalbody.body.body, out)
-            return out
+            return self.try_block(node, state)
         if isinstance(node, cst.Match):
             self.header(node, [node.subject], state)
             state = inf.bind_walrus(node.subject, state)
@@ -527,6 +574,99 @@ class Walker:
             out.bind(node.name.value, None)
             return out
         return state
+
+    def try_block(self, node, state: State) -> State:
+        """The body; each handler from any point of it, with `except E as e` bound to what
+        the body's `raise` statements raise, when nothing else there can raise an `E`; the
+        `else` after the body. Only the ends that do not leave the function go on."""
+        outer_raised, self.raised = self.raised, []
+        try:
+            after_body, body_exits = self._branch(lambda: self.block(node.body.body, state.copy()))
+            raised = self.raised
+        finally:
+            self.raised = outer_raised
+        entry = join_states(state, after_body)
+        ends = []
+        if not body_exits:
+            if node.orelse is not None:
+                end, exits = self._branch(lambda: self.block(node.orelse.body.body, after_body))
+                if not exits:
+                    ends.append(end)
+            else:
+                ends.append(after_body)
+        caught = self._caught(node, raised)
+        for handler, exception in zip(node.handlers, caught):
+            start = entry.copy()
+            name = handler.name.name if handler.name is not None and isinstance(handler.name, cst.AsName) else None
+            if name is not None:
+                self.ctx.inference._bind(name, exception, start, None)
+            end, exits = self._branch(lambda h=handler, s=start: self.block(h.body.body, s))
+            if not exits:
+                if name is not None and dotted(name):
+                    end = end.copy()
+                    end.bind(dotted(name), None)  # Python deletes it when the handler ends
+                ends.append(end)
+        if self.raised is not None:
+            # what no handler surely catches goes on to an enclosing `try`
+            self.raised.extend(e for e, c in zip(raised, self._matched(node, raised)) if not c)
+        if not ends:
+            out, self.exited = entry, True
+        else:
+            out = ends[0]
+            for e in ends[1:]:
+                out = join_states(out, e)
+        if node.finalbody is not None:
+            exited, self.exited = self.exited, False
+            out = self.block(node.finalbody.body.body, out)
+            self.exited = self.exited or exited
+        return out
+
+    def _handled(self, handler) -> Optional[frozenset]:
+        """The class names an `except` clause names, or None when one is not known."""
+        if handler.type is None:
+            return frozenset({"BaseException"})
+        types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        out = set()
+        for t in types:
+            t = t.value if isinstance(t, cst.Element) else t
+            if (not isinstance(t, cst.Name) or t.value in self.ctx.inference.locals
+                    or self.exceptions.ancestry(t.value) is None):
+                return None
+            out.add(t.value)
+        return frozenset(out)
+
+    def _matched(self, node, raised: list) -> list[bool]:
+        """Whether each raised exception is surely caught by one of the handlers."""
+        handled = [self._handled(h) for h in node.handlers]
+        out = []
+        for exc in raised:
+            chain = self.exceptions.ancestry(exc.cls) if exc is not None else None
+            out.append(chain is not None and any(h is not None and h & chain for h in handled))
+        return out
+
+    def _caught(self, node, raised: list) -> list[Optional[Fact]]:
+        """For each handler, the join of the exceptions the body raises that reach it, when
+        they are all known and nothing else in the body can raise one it catches."""
+        out = []
+        left = list(raised)  # not caught by an earlier handler
+        risky = None
+        for handler in node.handlers:
+            handled = self._handled(handler)
+            if handled is None or any(e is None or self.exceptions.ancestry(e.cls) is None for e in left):
+                out.append(None)
+                left = [] if handled is None else left
+                continue
+            hit = [e for e in left if handled & self.exceptions.ancestry(e.cls)]
+            left = [e for e in left if not handled & self.exceptions.ancestry(e.cls)]
+            builtin = any(self.exceptions.builtin(n) for n in handled)
+            if risky is None:
+                risky = _may_raise(node.body, self.ctx.inference.names,
+                                   lambda n: n not in self.ctx.inference.locals and self.exceptions.ancestry(n) is not None)
+            if not hit or risky[1] or (builtin and risky[0]):
+                out.append(None)
+                continue
+            out.append(join_all(hit))
+        return out
 
     def header(self, node, exprs, state: State) -> None:
         self.ctx.statement = self.ctx.line_node = node
@@ -719,6 +859,57 @@ def _runs_through(loop) -> bool:
             continue
         stack.extend(children(n))
     return True
+
+
+def _may_raise(body, names: Names, exception_class) -> tuple[bool, bool]:
+    """Whether a `try` body may raise an exception of Python's other than by making one
+    of its `raise` statements (an operation, a call), and whether it may raise one of this
+    file's classes (a call into code other than torch's may, and so may a nested `try`,
+    whose handlers can raise)."""
+    builtin = False
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Raise):
+            # the exception's constructor is what is raised; its arguments are evaluated first
+            exc = n.exc
+            if isinstance(exc, cst.Call) and isinstance(exc.func, cst.Name) and exception_class(exc.func.value):
+                stack.extend(a.value for a in exc.args)
+            elif exc is not None:
+                stack.append(exc)
+            if n.cause is not None:
+                stack.append(n.cause.item)
+            continue
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, (cst.Pass, cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+            continue
+        if isinstance(n, cst.Call):
+            builtin = True
+            q = names.qualify(n.func)
+            if q is None or not q.startswith("torch"):
+                return True, True
+        elif isinstance(n, (cst.With, cst.For, cst.While, cst.Await, cst.Yield, cst.Try, cst.TryStar, cst.Import,
+                            cst.ImportFrom)):
+            return True, True
+        elif not isinstance(n, (cst.SimpleStatementLine, cst.IndentedBlock, cst.Assign, cst.AssignTarget, cst.Expr,
+                                cst.Arg, cst.Comma, cst.Element, cst.Tuple, cst.List)):
+            builtin = True
+        stack.extend(children(n))
+    return builtin, False
+
+
+def _yields_in(node) -> list:
+    """The `yield` expressions of a statement or expression, not entering nested scopes."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _NOT_ENTERED):
+            continue
+        if isinstance(n, cst.Yield):
+            out.append(n)
+        stack.extend(children(n))
+    return out
 
 
 def _statements_under(node) -> list:

@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Params, Scalar, Tensor, attr_of,
-                     grad_layout_of, union_flags, union_params)
+                     grad_layout_of, join_all, union_flags, union_params)
 from ..gradflags import DENSE, SPARSE, Flags
 from ...cst.names import dotted
 from .values import _UNKNOWN, ABSENT, literal
@@ -164,6 +164,11 @@ class ContainerFacts:
         if len(node.slice) != 1:
             return None
         sl = node.slice[0].slice
+        if isinstance(base, Items) and not base.counted and base.kind in _SEQUENCES:
+            # a list of what a generator gave: any element that exists is what every one is
+            if isinstance(sl, cst.Index):
+                return base.items[0] if _is_int(self.known_value(sl.value, state)) else None
+            return base
         if isinstance(sl, cst.Index):
             i = self.known_value(sl.value, state)
             return element_at(base, i) if _is_int(i) else None
@@ -233,6 +238,7 @@ class ContainerFacts:
         elements that are all known: the list, dict or generator of what each one gives."""
         states = [state]
         comp = node.for_in
+        counted = True
         while comp is not None:
             if comp.asynchronous is not None:
                 return None
@@ -240,12 +246,24 @@ class ContainerFacts:
             for s in states:
                 elements = self.iterated(comp.iter, s)
                 if elements is None:
-                    return None
+                    # an iterable whose length is not known (a generator function's): the
+                    # result holds one fact, true of every element; a filter only drops some
+                    every = self.every_element(comp.iter, s)
+                    if every is None:
+                        return None
+                    inner = self._scratch(s)
+                    self._bind(comp.target, every, inner, None)
+                    nxt.append(inner)
+                    counted = False
+                    continue
                 for e in elements:
                     inner = self._scratch(s)
                     self._bind(comp.target, e, inner, None)
                     kept = [self.truth(c.test, inner) for c in comp.ifs]
                     if None in kept:
+                        if not counted:
+                            nxt.append(inner)
+                            continue
                         return None
                     if all(kept):
                         nxt.append(inner)
@@ -254,6 +272,8 @@ class ContainerFacts:
                 return None
             comp = comp.inner_for_in
         if isinstance(node, cst.DictComp):
+            if not counted:
+                return None  # which keys it holds is not known
             attrs, keys = [], []
             for s in states:
                 key = self.value(node.key, s)
@@ -264,9 +284,14 @@ class ContainerFacts:
                 keys = [k for k in keys if k != key] + [key]
             return Instance(cls="dict", attrs=tuple(attrs), keys=tuple(keys))
         facts = tuple(self.fact(node.elt, s) for s in states)
+        if not counted:
+            every = join_all(facts)
+            if every is None or not states:
+                return None
+            facts = (every,)
         if isinstance(node, cst.ListComp):
-            return Items(facts, "list")
-        return Items(facts, "generator") if isinstance(node, cst.GeneratorExp) else None
+            return Items(facts, "list", counted=counted)
+        return Items(facts, "generator", counted=counted) if isinstance(node, cst.GeneratorExp) else None
 
     def _param_group(self, node: cst.Dict, state: State) -> Optional[Params]:
         params, decay = None, None
@@ -398,7 +423,7 @@ def is_sequence(fact) -> bool:
 
 def sequence_items(fact) -> Optional[tuple]:
     """The element facts (None where unknown) of a list or tuple whose length is known."""
-    if isinstance(fact, Items) and fact.kind in _SEQUENCES:
+    if isinstance(fact, Items) and fact.kind in _SEQUENCES and fact.counted:
         return fact.items
     if isinstance(fact, Params):
         return fact.items

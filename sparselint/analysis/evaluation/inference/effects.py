@@ -155,10 +155,10 @@ class Effects:
             if p:
                 out.bind(p, element)
                 return out
-        elements = self.iterated(iterable, state)
-        if elements:
+        every = self.every_element(iterable, state)
+        if every is not None:
             # every iteration binds one element: what holds in the body holds for all of them
-            self._bind(target, join_all(elements), out, None)
+            self._bind(target, every, out, None)
             return out
         for name in _target_paths(target):
             out.bind(name, None)
@@ -206,6 +206,30 @@ class Effects:
         if isinstance(fact, Instance):
             return None  # a NamedTuple is iterable too, but an object in general is not
         return elements_of(fact)
+
+    def every_element(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
+        """What every element a `for` over `node` binds is, also when how many there are is
+        not known (a generator function's items, `enumerate` or `list` of them)."""
+        elements = self.iterated(node, state)
+        if elements is not None:
+            return join_all(elements)
+        if isinstance(node, cst.Call) and not any(a.star or a.keyword is not None for a in node.args):
+            func = node.func
+            positional = [a.value for a in node.args]
+            if isinstance(func, cst.Name) and self.builtin(func.value, state):
+                if func.value in ("list", "tuple", "iter") and len(positional) == 1:
+                    return self.every_element(positional[0], state)
+                if func.value == "enumerate" and len(positional) == 1:
+                    inner = self.every_element(positional[0], state)
+                    return Items((Scalar(), inner)) if inner is not None else None
+                if func.value == "zip" and positional:
+                    parts = tuple(self.every_element(p, state) for p in positional)
+                    return Items(parts) if any(p is not None for p in parts) else None
+                return None
+        fact = self.fact(node, state)
+        if isinstance(fact, Items) and not fact.counted:
+            return fact.items[0]
+        return None
 
     def _bind_walrus(self, node: cst.CSTNode, state: State) -> None:
         """`(x := X())` in a statement or a branch test binds `x` (in the enclosing scope,
@@ -256,8 +280,11 @@ class Effects:
         path = dotted(target)
         if path is None:
             return
-        if isinstance(fact, Items) and fact.kind == "generator":
-            fact = None  # a generator held by a name is consumed by its first use: not followed
+        if isinstance(fact, Items) and fact.kind == "generator" and fact.counted:
+            # a generator held by a name is consumed by its first use: its elements by
+            # position are not followed (what every element is, when that is all that is
+            # known, stays true of those left)
+            fact = None
         if isinstance(target, cst.Attribute) and target.attr.value == "data":
             # `p.data = p.data.coalesce()` swaps the storage of `p`, keeping its autograd identity.
             owner = dotted(target.value)
@@ -418,7 +445,8 @@ class Effects:
         for a in call.args:
             path = dotted(a.value)
             held = state.env.get(path) if path else None
-            if isinstance(held, Items) and (held.kind == "generator" or (held.kind == "list" and not reads)):
+            if isinstance(held, Items) and ((held.kind == "generator" and held.counted)
+                                            or (held.kind == "list" and not reads)):
                 self._forget_sequence(path, held, state)
             elif isinstance(held, Params) and held.items is not None and not reads:
                 if followed is None:
@@ -473,6 +501,11 @@ class Effects:
             return
         method = func.attr.value
         recv_path = dotted(func.value)
+        if method == "__init__" and recv_path is None and self.calls is not None:
+            found = self.calls.base_init(call, state)
+            if found is not None:
+                state.bind(*found)
+                return
         if method == "backward":
             state.saved.clear()
             return
@@ -605,7 +638,7 @@ def _target_paths(target: cst.BaseExpression) -> list[str]:
 def elements_of(fact) -> Optional[tuple]:
     """The facts of the elements a value unpacks to, by position, when their number is known."""
     if isinstance(fact, Items):
-        return fact.items
+        return fact.items if fact.counted else None
     if isinstance(fact, Params) and fact.items is not None:  # `p, q = [w1, w2]`
         return fact.items
     if isinstance(fact, Literal) and isinstance(fact.value, tuple):  # (a join of two sizes is not)

@@ -8,7 +8,8 @@ from typing import Callable, Optional
 import libcst as cst
 
 from .. import shapes
-from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, union_params
+from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of,
+                     join, union_params)
 from ...cst.names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
@@ -171,7 +172,22 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             return self._comprehended(node, state)
         if isinstance(node, cst.NamedExpr):
             return self.fact(node.value, state)
+        if isinstance(node, cst.Await):
+            awaited = self.fact(node.expression, state)
+            return awaited.result if isinstance(awaited, Coroutine) else None
         return None
+
+    def _next(self, node: cst.Call, state: State) -> Optional[Fact]:
+        """`next(it)` / `next(it, default)` of an iterator whose elements are known: the
+        first one (a generator that does not count them gives what every one is); the
+        default where it may be exhausted."""
+        it = self.fact(node.args[0].value, state)
+        if not isinstance(it, Items) or it.kind != "generator":
+            return None
+        default = self.fact(node.args[1].value, state) if len(node.args) == 2 else None
+        if it.counted:
+            return it.items[0] if it.items else default
+        return it.items[0] if len(node.args) == 1 else join(it.items[0], default)
 
     def _grad_of(self, inputs: list[Optional[Tensor]]) -> Optional[str]:
         if not self.grad_enabled:
@@ -304,22 +320,30 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
                 kws = tuple((a.keyword.value, self.value(a.value, state)) for a in node.args[1:] if a.keyword is not None)
                 return Callee(target=target, keywords=kws)
             return None
+        if q == "asyncio.run":
+            # runs the coroutine to its end: what it returns
+            main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None
+            return main.result if isinstance(main, Coroutine) else None
         if q is not None:
             return self._torch_call(q, node, state, where)
         computed = self._evaluated(node, state) or self._container_call(node, state) or self._getattr(node, state)
         if computed is not None:
             return computed
         if isinstance(func, cst.Name):
-            if func.value in ("list", "tuple", "iter") and len(node.args) == 1:
+            if func.value in ("list", "tuple", "iter") and len(node.args) == 1 and not node.args[0].star:
                 inner = self.fact(node.args[0].value, state)
-                if isinstance(inner, Items) and func.value != "iter" and self.builtin(func.value, state):
-                    return Items(inner.items, func.value, inner.evidence)  # a new list: a copy
+                if isinstance(inner, Items) and self.builtin(func.value, state):
+                    # a new list (a copy), or an iterator over the same elements
+                    return replace(inner, kind="generator" if func.value == "iter" else func.value)
                 return inner if isinstance(inner, Params) else None
             if (func.value == "next" and len(node.args) == 1 and isinstance(node.args[0].value, cst.GeneratorExp)
                     and self.builtin("next", state)):
                 # `next(t for t in xs)`: the first element the generator gives
                 gen = self._comprehended(node.args[0].value, state)
                 return gen.items[0] if isinstance(gen, Items) and gen.items else None
+            if (func.value == "next" and 1 <= len(node.args) <= 2 and not any(a.star or a.keyword for a in node.args)
+                    and self.builtin("next", state)):
+                return self._next(node, state)
             if func.value == "dict" and func.value not in self.project_names and self.lookup("dict", state) is None:
                 return self._dict_call(node, state)
             if func.value == "filter" and len(node.args) == 2:
@@ -327,6 +351,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
                 if isinstance(inner, Params):
                     return inner if _filters_on_requires_grad(node.args[0].value) else _subset(inner)
                 return None
+            made = self.calls.exception(node, state) if self.calls is not None else None
+            if made is not None:
+                return made
             fact = self.summary(func.value)
             if isinstance(fact, Tensor):
                 return fact.why(where, f"returned by `{func.value}()`")

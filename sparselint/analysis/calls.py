@@ -591,7 +591,8 @@ class Calls:
                 fact = with_evidence(fact, Evidence.at(given, f"`{code}` passed to `{target.name}()` as `{name}`"))
             elif isinstance(given, _Unpacked):
                 code = self.walker.ctx.code(given.origin)
-                fact = with_evidence(fact, Evidence.at(given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
+                fact = with_evidence(fact, Evidence.at(
+                    given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
             bound[name] = fact
             known = known or _relevant(fact)
         for name, given in binding.values.items():
@@ -614,20 +615,21 @@ class Calls:
     def _pieces(self, call: cst.Call, state) -> list:
         """The arguments of a call as the binder reads them: written ones as their syntax,
         elements unpacked from a display as theirs, elements of a held container as facts."""
+        from .evaluation.inference.containers import sequence_items
         inf = self.walker.ctx.inference
         out = []
         for a in call.args:
             value = a.value
             if a.star == "*":
-                if isinstance(value, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                if isinstance(value, (cst.List, cst.Tuple)) and not any(
+                        isinstance(e, cst.StarredElement) for e in value.elements):
                     out.append(Star(tuple(e.value for e in value.elements)))
                     continue
-                from .evaluation.inference.containers import sequence_items
                 items = sequence_items(inf.fact(value, state))
                 out.append(Star(None if items is None else tuple(_Unpacked(f, value, dotted(value)) for f in items)))
             elif a.star == "**":
-                if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(_string_key(e.key), str)
-                                                        for e in value.elements):
+                if isinstance(value, cst.Dict) and all(
+                        isinstance(e, cst.DictElement) and _string_key(e.key) is not None for e in value.elements):
                     out.append(DoubleStar(tuple((_string_key(e.key), e.value) for e in value.elements)))
                     continue
                 mapping = inf.fact(value, state)
@@ -635,8 +637,8 @@ class Calls:
                     out.append(DoubleStar(None))
                     continue
                 keys = mapping.keys if mapping.keys is not None else tuple(k for k, _ in mapping.attrs)
-                out.append(DoubleStar(tuple((k, _Unpacked(attr_of(mapping.attrs, k), value, dotted(value))) for k in keys),
-                                      complete=mapping.keys is not None))
+                held = tuple((k, _Unpacked(attr_of(mapping.attrs, k), value, dotted(value))) for k in keys)
+                out.append(DoubleStar(held, complete=mapping.keys is not None))
             elif a.keyword is not None:
                 out.append(Keyword(a.keyword.value, value))
             else:
@@ -649,13 +651,13 @@ class Calls:
             return self.walker.ctx.inference.fact(given, state)
         if isinstance(given, (_Unpacked, _Default)):
             return given.fact
+        if isinstance(given, _Packed) and given.kind == "tuple":
+            from .evaluation.inference.containers import sequence_of
+            return sequence_of("tuple", tuple(self._fact_of(g, state) for g in given.items))
         if isinstance(given, _Packed):
-            facts = [self._fact_of(g, state) for g in (given.items if given.kind == "tuple" else (v for _, v in given.items))]
-            if given.kind == "tuple":
-                from .evaluation.inference.containers import sequence_of
-                return sequence_of("tuple", tuple(facts))
-            names = tuple(k for k, _ in given.items)
-            return Instance(cls="dict", attrs=tuple((k, f) for k, f in zip(names, facts) if f is not None), keys=names)
+            facts = [(k, self._fact_of(g, state)) for k, g in given.items]
+            return Instance(cls="dict", attrs=tuple((k, f) for k, f in facts if f is not None),
+                            keys=tuple(k for k, _ in facts))
         return None
 
     def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:

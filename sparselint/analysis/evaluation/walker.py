@@ -189,7 +189,8 @@ class Walker:
         name known: literals and what torch builds from them."""
         found = self._defaults.get(node)
         if found is None:
-            found = self._defaults[node] = _evaluate_defaults(node, self._inference(self.ctx.names, {}, frozenset()), State())
+            alone = self._inference(self.ctx.names, {}, frozenset())
+            found = self._defaults[node] = _evaluate_defaults(node, alone, State())
         return found
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:

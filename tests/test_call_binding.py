@@ -89,6 +89,14 @@ REPORTED = {
         emb = build(10, True)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
     """,
+    "literal_indices_through_star_args": """
+        def build(*parts):
+            indices, values = parts
+            return torch.sparse_coo_tensor(indices, values, (3, 3))  # SPL601
+
+
+        build(torch.tensor([[0, 1], [1, 2]]), torch.tensor([1.0, 2.0, 3.0]))
+    """,
     "default_tensor_evaluated_at_the_def": """
         def use(scale, x=<S>):
             return x.values()  # SPL001
@@ -162,6 +170,14 @@ SILENT = {
 
         emb = build(10, False)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+    """,
+    "literal_indices_through_star_args_that_match": """
+        def build(*parts):
+            indices, values = parts
+            return torch.sparse_coo_tensor(indices, values, (3, 3))
+
+
+        build(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.tensor([1.0, 2.0, 3.0]))
     """,
     "default_flag_overridden_by_the_call": """
         def build(n, sparse=True):

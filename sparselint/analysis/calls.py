@@ -100,6 +100,7 @@ class Calls:
         self._free: dict[cst.FunctionDef, set[str]] = {}
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._init_tokens: dict[str, bool] = {}
+        self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._stores: Optional[frozenset] = None
         # (class, name) -> the method, or the class attribute's value (not when the file
@@ -594,7 +595,9 @@ class Calls:
                 fact = with_evidence(fact, Evidence.at(
                     given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
             bound[name] = fact
-            known = known or _relevant(fact)
+            # a tensor of literal data (indices written out) matters where the callee can
+            # build a sparse tensor from it, whose shapes it decides
+            known = known or _relevant(fact) or (_holds_literal_data(fact) and self._holds_token(node))
         for name, given in binding.values.items():
             if name in self._rebound_in(node):
                 continue
@@ -705,6 +708,13 @@ class Calls:
             local = params | self._rebound_in(node)
             self._free[node] = {n.value for n in walk(node.body) if isinstance(n, cst.Name)} - local
         return self._free[node]
+
+    def _holds_token(self, node: cst.FunctionDef) -> bool:
+        """Whether a function's source holds one of the rules' tokens."""
+        if node not in self._tokens_in:
+            tokens = self.walker.ctx.tokens
+            self._tokens_in[node] = bool(tokens) and tokens.search(self.walker.ctx.code(node))
+        return self._tokens_in[node]
 
     def _init_holds_token(self, klass: cst.ClassDef) -> bool:
         """Whether a class's `__init__` can build a fact itself (its source holds one of the
@@ -895,6 +905,17 @@ def _paths_in(expr: cst.BaseExpression) -> set[str]:
         if path:
             found.add(path)
     return found
+
+
+def _holds_literal_data(fact, depth: int = 0) -> bool:
+    """A tensor of literal data, or a tuple or dict holding one (what `*args`/`**kwargs` get)."""
+    if isinstance(fact, Tensor):
+        return fact.literal is not None
+    if isinstance(fact, Items) and depth < 3:
+        return any(_holds_literal_data(v, depth + 1) for v in fact.items)
+    if isinstance(fact, Instance) and fact.cls == "dict" and depth < 3:
+        return any(_holds_literal_data(v, depth + 1) for _, v in fact.attrs)
+    return False
 
 
 def _plain_value(fact, depth: int = 0) -> bool:

@@ -594,6 +594,8 @@ class Calls:
                 code = self.walker.ctx.code(given.origin)
                 fact = with_evidence(fact, Evidence.at(
                     given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
+            elif isinstance(given, _Default) and target.walker is None:
+                fact = with_evidence(fact, Evidence.at(call, f"`{target.name}()` called without `{name}`: its default"))
             bound[name] = fact
             # a tensor of literal data (indices written out) matters where the callee can
             # build a sparse tensor from it, whose shapes it decides

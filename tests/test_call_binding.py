@@ -137,6 +137,14 @@ REPORTED = {
         s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), torch.tensor([1.0, 2.0, 3.0]), (3, 3), **options)
         s.values()  # SPL001
     """,
+    "backward_whose_retain_graph_defaults_to_create_graph": """
+        vals = torch.zeros(4, requires_grad=True)
+        A = torch.sparse_coo_tensor(torch.tensor([[0, 1, 2, 0], [1, 2, 0, 0]]), vals, (3, 3))
+        options = {'retain_graph': None, 'create_graph': False}
+        for step in range(3):
+            loss = torch.sparse.mm(A, torch.ones(3, 2)).sum()  # SPL108
+            loss.backward(**options)
+    """,
     "torch_constructor_flag_at_its_position": """
         emb = nn.Embedding(10, 4, None, None, 2.0, False, True)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
@@ -178,6 +186,20 @@ SILENT = {
 
 
         build(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.tensor([1.0, 2.0, 3.0]))
+    """,
+    "backward_that_keeps_the_graph": """
+        import json
+
+        vals = torch.zeros(4, requires_grad=True)
+        A = torch.sparse_coo_tensor(torch.tensor([[0, 1, 2, 0], [1, 2, 0, 0]]), vals, (3, 3))
+        for step in range(3):
+            torch.sparse.mm(A, torch.ones(3, 2)).sum().backward(create_graph=True)
+        for step in range(3):
+            torch.sparse.mm(A, torch.ones(3, 2)).sum().backward(None, True)
+        for step in range(3):
+            torch.sparse.mm(A, torch.ones(3, 2)).sum().backward(**json.load(open('options.json')))
+        for step in range(3):
+            torch.autograd.backward(torch.sparse.mm(A, torch.ones(3, 2)).sum(), None, True)
     """,
     "default_flag_overridden_by_the_call": """
         def build(n, sparse=True):

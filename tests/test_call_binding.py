@@ -201,6 +201,11 @@ SILENT = {
         for step in range(3):
             torch.autograd.backward(torch.sparse.mm(A, torch.ones(3, 2)).sum(), None, True)
     """,
+    "positions_after_a_star_argument_are_not_guessed": """
+        first = [torch.tensor([[0, 1, 2], [1, 2, 0]])]
+        s = torch.sparse_coo_tensor(*first, torch.tensor([1.0, 2.0, 3.0]), (3, 3), is_coalesced=True)
+        s.values()
+    """,
     "default_flag_overridden_by_the_call": """
         def build(n, sparse=True):
             return nn.Embedding(n, 4, sparse=sparse)

@@ -206,6 +206,17 @@ SILENT = {
         s = torch.sparse_coo_tensor(*first, torch.tensor([1.0, 2.0, 3.0]), (3, 3), is_coalesced=True)
         s.values()
     """,
+    "shared_mutable_default_changed_by_an_earlier_call": """
+        def build(n, options={'padding_idx': 0}):
+            emb = nn.Embedding(n, 4, **options)
+            options['sparse'] = True
+            return emb
+
+
+        build(10)
+        emb = build(10)
+        opt = torch.optim.SparseAdam(emb.parameters(), lr=0.1)
+    """,
     "default_flag_overridden_by_the_call": """
         def build(n, sparse=True):
             return nn.Embedding(n, 4, sparse=sparse)

@@ -80,6 +80,8 @@ REPORTED = {
 
         emb = build(10, sparse=True)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "signature_star_args_flag_indexed": """
         def build(*args):
@@ -88,6 +90,8 @@ REPORTED = {
 
         emb = build(10, True)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "literal_indices_through_star_args": """
         def build(*parts):
@@ -111,6 +115,8 @@ REPORTED = {
 
         emb = build(10)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "default_flag_of_a_method": """
         class Factory:
@@ -120,17 +126,23 @@ REPORTED = {
 
         emb = Factory().build(10)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "torch_constructor_given_a_merged_dict": """
         base = {'padding_idx': 0}
         table_kwargs = dict(sparse=True, **base)
         emb = nn.Embedding(10, 4, **table_kwargs)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "torch_constructor_given_every_argument_by_dict": """
         cfg = {'num_embeddings': 10, 'embedding_dim': 4, 'sparse': True}
         emb = nn.Embedding(**cfg)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "sparse_constructor_flags_from_a_known_dict": """
         options = {'is_coalesced': False, 'requires_grad': False}
@@ -148,6 +160,8 @@ REPORTED = {
     "torch_constructor_flag_at_its_position": """
         emb = nn.Embedding(10, 4, None, None, 2.0, False, True)
         opt = torch.optim.Adam(emb.parameters(), lr=0.1)  # SPL401
+        emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
     "model_class_merging_its_kwargs_into_the_table": """
         class Tower(nn.Module):
@@ -159,6 +173,8 @@ REPORTED = {
 
         model = Tower(10, 4, padding_idx=0)
         opt = torch.optim.Adam(model.parameters(), lr=0.1)  # SPL401
+        model.emb(torch.tensor([1, 2])).sum().backward()
+        opt.step()
     """,
 }
 
@@ -423,3 +439,34 @@ def test_what_an_unreadable_star_argument_may_fill_is_unknown(signature):
                     assert expected.get(name) == value, (signature, pieces, more_args, more_kwargs)
                 for name in got.defaulted:
                     assert name not in expected, (signature, pieces, more_args, more_kwargs)
+
+
+# -- the programs are real: torch raises on each reported one, the self-contained look-alikes run
+
+RUN = ["default_overridden_by_the_call", "signature_star_args_flag_false",
+       "literal_indices_through_star_args_that_match", "positions_after_a_star_argument_are_not_guessed",
+       "shared_mutable_default_changed_by_an_earlier_call", "default_flag_overridden_by_the_call",
+       "table_kwargs_changed_in_place", "unknown_kwargs_to_a_model_class_table"]
+
+
+def _run(name: str, text: str):
+    import contextlib
+    import io
+    import warnings
+    pytest.importorskip("torch")
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        exec(compile(_program(text), f"{name}.py", "exec"), {"__name__": "__main__"})
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(REPORTED))
+def test_each_reported_program_raises_under_torch(name):
+    with pytest.raises(RuntimeError):
+        _run(name, REPORTED[name])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", RUN)
+def test_the_look_alikes_run_under_torch(name):
+    _run(name, SILENT[name])

@@ -38,7 +38,8 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.analysis.evaluation.facts import NONLEAF
-from sparselint.analysis.evaluation.inference import literal
+from sparselint.analysis.evaluation.inference import ABSENT
+from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
 
@@ -62,10 +63,8 @@ class GraphBuiltOutsideLoop(Rule):
     def _check(self, loop, ctx) -> None:
         if not ctx.grad_enabled or not ctx.loop_has_backward(loop):
             return
-        for call in ctx.backward_calls_in(loop):
-            if any(a.keyword is not None and a.keyword.value == "retain_graph" and literal(a.value) is not False
-                   for a in call.args):
-                return
+        if any(_may_retain_graph(call, ctx) for call in ctx.backward_calls_in(loop)):
+            return
         rebuilt = ctx.assigned_in(loop)
         reported = set()
         for name in ctx.operands_in(loop.body):
@@ -89,3 +88,14 @@ class GraphBuiltOutsideLoop(Rule):
 
     def visit_While(self, node: cst.While, ctx) -> None:
         self._check(node, ctx)
+
+
+def _may_retain_graph(call: cst.Call, ctx) -> bool:
+    """A backward call that keeps the graph, or may: `retain_graph` (which defaults to
+    `create_graph`) passed by keyword, position or `**mapping` as anything but False."""
+    positions = api.BACKWARD_GRAPH_POSITIONS
+    retain_at, create_at = positions.get(ctx.qualname(call.func), positions["method"])
+    retain = ctx.argument(call, "retain_graph", retain_at)
+    if retain is ABSENT or retain is None:
+        retain = ctx.argument(call, "create_graph", create_at)
+    return retain is not ABSENT and retain is not False

@@ -101,6 +101,7 @@ class Calls:
         self._free: dict[cst.FunctionDef, set[str]] = {}
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._init_tokens: dict[str, bool] = {}
+        self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._stores: Optional[frozenset] = None
         # (class, name) -> the method, or the class attribute's value (not when the file
@@ -692,9 +693,14 @@ class Calls:
                 fact = with_evidence(fact, Evidence.at(given, f"`{code}` passed to `{target.name}()` as `{name}`"))
             elif isinstance(given, _Unpacked):
                 code = self.walker.ctx.code(given.origin)
-                fact = with_evidence(fact, Evidence.at(given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
+                fact = with_evidence(fact, Evidence.at(
+                    given.origin, f"unpacked from `{code}` into `{name}` of `{target.name}()`"))
+            elif isinstance(given, _Default) and target.walker is None:
+                fact = with_evidence(fact, Evidence.at(call, f"`{target.name}()` called without `{name}`: its default"))
             bound[name] = fact
-            known = known or _relevant(fact)
+            # a tensor of literal data (indices written out) matters where the callee can
+            # build a sparse tensor from it, whose shapes it decides
+            known = known or _relevant(fact) or (_holds_literal_data(fact) and self._holds_token(node))
         for name, given in binding.values.items():
             if name in self._rebound_in(node):
                 continue
@@ -715,20 +721,21 @@ class Calls:
     def _pieces(self, call: cst.Call, state) -> list:
         """The arguments of a call as the binder reads them: written ones as their syntax,
         elements unpacked from a display as theirs, elements of a held container as facts."""
+        from .evaluation.inference.containers import sequence_items
         inf = self.walker.ctx.inference
         out = []
         for a in call.args:
             value = a.value
             if a.star == "*":
-                if isinstance(value, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                if isinstance(value, (cst.List, cst.Tuple)) and not any(
+                        isinstance(e, cst.StarredElement) for e in value.elements):
                     out.append(Star(tuple(e.value for e in value.elements)))
                     continue
-                from .evaluation.inference.containers import sequence_items
                 items = sequence_items(inf.fact(value, state))
                 out.append(Star(None if items is None else tuple(_Unpacked(f, value, dotted(value)) for f in items)))
             elif a.star == "**":
-                if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(_string_key(e.key), str)
-                                                        for e in value.elements):
+                if isinstance(value, cst.Dict) and all(
+                        isinstance(e, cst.DictElement) and _string_key(e.key) is not None for e in value.elements):
                     out.append(DoubleStar(tuple((_string_key(e.key), e.value) for e in value.elements)))
                     continue
                 mapping = inf.fact(value, state)
@@ -736,8 +743,8 @@ class Calls:
                     out.append(DoubleStar(None))
                     continue
                 keys = mapping.keys if mapping.keys is not None else tuple(k for k, _ in mapping.attrs)
-                out.append(DoubleStar(tuple((k, _Unpacked(attr_of(mapping.attrs, k), value, dotted(value))) for k in keys),
-                                      complete=mapping.keys is not None))
+                held = tuple((k, _Unpacked(attr_of(mapping.attrs, k), value, dotted(value))) for k in keys)
+                out.append(DoubleStar(held, complete=mapping.keys is not None))
             elif a.keyword is not None:
                 out.append(Keyword(a.keyword.value, value))
             else:
@@ -750,13 +757,13 @@ class Calls:
             return self.walker.ctx.inference.fact(given, state)
         if isinstance(given, (_Unpacked, _Default)):
             return given.fact
+        if isinstance(given, _Packed) and given.kind == "tuple":
+            from .evaluation.inference.containers import sequence_of
+            return sequence_of("tuple", tuple(self._fact_of(g, state) for g in given.items))
         if isinstance(given, _Packed):
-            facts = [self._fact_of(g, state) for g in (given.items if given.kind == "tuple" else (v for _, v in given.items))]
-            if given.kind == "tuple":
-                from .evaluation.inference.containers import sequence_of
-                return sequence_of("tuple", tuple(facts))
-            names = tuple(k for k, _ in given.items)
-            return Instance(cls="dict", attrs=tuple((k, f) for k, f in zip(names, facts) if f is not None), keys=names)
+            facts = [(k, self._fact_of(g, state)) for k, g in given.items]
+            return Instance(cls="dict", attrs=tuple((k, f) for k, f in facts if f is not None),
+                            keys=tuple(k for k, _ in facts))
         return None
 
     def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -804,6 +811,13 @@ class Calls:
             local = params | self._rebound_in(node)
             self._free[node] = {n.value for n in walk(node.body) if isinstance(n, cst.Name)} - local
         return self._free[node]
+
+    def _holds_token(self, node: cst.FunctionDef) -> bool:
+        """Whether a function's source holds one of the rules' tokens."""
+        if node not in self._tokens_in:
+            tokens = self.walker.ctx.tokens
+            self._tokens_in[node] = bool(tokens) and tokens.search(self.walker.ctx.code(node))
+        return self._tokens_in[node]
 
     def _init_holds_token(self, klass: cst.ClassDef) -> bool:
         """Whether a class's `__init__` can build a fact itself (its source holds one of the
@@ -994,6 +1008,17 @@ def _paths_in(expr: cst.BaseExpression) -> set[str]:
         if path:
             found.add(path)
     return found
+
+
+def _holds_literal_data(fact, depth: int = 0) -> bool:
+    """A tensor of literal data, or a tuple or dict holding one (what `*args`/`**kwargs` get)."""
+    if isinstance(fact, Tensor):
+        return fact.literal is not None
+    if isinstance(fact, Items) and depth < 3:
+        return any(_holds_literal_data(v, depth + 1) for v in fact.items)
+    if isinstance(fact, Instance) and fact.cls == "dict" and depth < 3:
+        return any(_holds_literal_data(v, depth + 1) for _, v in fact.attrs)
+    return False
 
 
 def _plain_value(fact, depth: int = 0) -> bool:

@@ -109,6 +109,12 @@ class Context:
         when none passes it, `inference._UNKNOWN` when that cannot be known."""
         return self.inference.unpacked(call, keyword, self.state)
 
+    def argument(self, call: cst.Call, keyword: str, position: Optional[int] = None):
+        """The value a call passes for a parameter of a library function, bound by Python's
+        rules (keyword, position, `*seq`, `**mapping`): `inference.ABSENT` when nothing passes
+        it, `inference._UNKNOWN` when what may pass it cannot be read."""
+        return self.inference.argument(call, keyword, position, self.state)
+
     def tensor(self, node: cst.BaseExpression) -> Optional[Tensor]:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None

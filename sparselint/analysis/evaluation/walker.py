@@ -242,7 +242,8 @@ class Walker:
         name known: literals and what torch builds from them."""
         found = self._defaults.get(node)
         if found is None:
-            found = self._defaults[node] = _evaluate_defaults(node, self._inference(self.ctx.names, {}, frozenset()), State())
+            alone = self._inference(self.ctx.names, {}, frozenset())
+            found = self._defaults[node] = _evaluate_defaults(node, alone, State())
         return found
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:
@@ -804,9 +805,17 @@ class Walker:
 
 
 def _evaluate_defaults(node: cst.FunctionDef, inference: Inference, state: State) -> dict[str, Optional[Fact]]:
+    """A list or dict default is one object every call shares and may change (`acc=[]`): its
+    facts at the def do not hold for later calls, so it is not known."""
     p = node.params
-    return {param.name.value: inference.fact(param.default, state)
-            for param in (*p.posonly_params, *p.params, *p.kwonly_params) if param.default is not None}
+    out = {}
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.default is not None:
+            fact = inference.fact(param.default, state)
+            shared = _mutable(fact) or (isinstance(fact, Instance) and fact.cls == "dict") or (
+                isinstance(fact, Params) and fact.items is not None)
+            out[param.name.value] = None if shared else fact
+    return out
 
 
 def _mutable(fact) -> bool:

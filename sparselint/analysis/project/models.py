@@ -554,7 +554,8 @@ class ProjectIndex:
         if q in SPARSE_CAPABLE or q.endswith(("Embedding.from_pretrained", "EmbeddingBag.from_pretrained")):
             name = q.split(".")[-1] if "from_pretrained" not in q else q.split(".")[-2]
             from ..torchops.torchapi import EMBEDDING_POSITIONS
-            positions = EMBEDDING_POSITIONS.get(f"torch.nn.{name}" + (".from_pretrained" if "from_pretrained" in q else ""), {})
+            spelled = f"torch.nn.{name}" + (".from_pretrained" if "from_pretrained" in q else "")
+            positions = EMBEDDING_POSITIONS.get(spelled, {})
             sparse = _kwarg(value, "sparse", env, positions.get("sparse"))
             if "from_pretrained" in q and _kwarg(value, "freeze", env, positions.get("freeze")) is not False:
                 return NONE, (("weight", NONE),), ""  # frozen by default: no gradient at all
@@ -745,7 +746,8 @@ def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
     pieces: list = [Positional(args[i]) for i in sorted(positional)]
     if MORE_POSITIONAL in args or sorted(positional) != list(range(len(positional))):
         pieces.append(Star(None))  # where the arguments after it sit is not known
-    pieces += [Keyword(k, v) for k, v in args.items() if isinstance(k, str) and k not in (MORE_KEYWORDS, MORE_POSITIONAL)]
+    pieces += [Keyword(k, v) for k, v in args.items()
+               if isinstance(k, str) and k not in (MORE_KEYWORDS, MORE_POSITIONAL)]
     if args.get(MORE_KEYWORDS):
         pieces.append(DoubleStar(None))
     names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
@@ -901,7 +903,8 @@ def _config_value(node: ast.expr, env: dict):
                 layers.append((((key.value, _value(value, env)),), True, True))
             else:
                 layers.append(((), False, True))
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and len(node.args) <= 1:
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
+          and len(node.args) <= 1):
         if node.args:
             layers.append((*_config_layer(node.args[0], env), True))
         for kw in node.keywords:

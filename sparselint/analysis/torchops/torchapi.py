@@ -117,6 +117,9 @@ UNCOALESCING_UPDATES = frozenset({"add_", "sub_", "addcmul_", "addcdiv_"})
 
 # Calls that run backward.
 BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
+# Positions of `retain_graph` and `create_graph` among the positional arguments of a backward
+# call ("method": `loss.backward(gradient, retain_graph, create_graph)`).
+BACKWARD_GRAPH_POSITIONS = {"method": (1, 2), "torch.autograd.backward": (2, 3), "torch.autograd.grad": (3, 4)}
 
 # Grad-mode context managers and decorators: qualified name -> grad enabled inside.
 GRAD_MODES = {

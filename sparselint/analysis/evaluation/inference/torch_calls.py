@@ -15,7 +15,7 @@ from ....diagnostics import Evidence
 from ..facts import LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
 from ..gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
 from ...cst.names import Names
-from .values import ABSENT, arg, literal
+from .values import _UNKNOWN, ABSENT, arg, literal
 from .state import State
 
 
@@ -33,17 +33,20 @@ class TorchCalls:
             if values is None:
                 return None
             vt = self.tensor(values, state)
-            rg = literal(arg(node, None, "requires_grad"))
+            rg = self.argument(node, "requires_grad", None, state)
             if rg is True:
                 grad, how = LEAF, "a leaf that requires grad (`requires_grad=True`)"
+            elif rg is _UNKNOWN:
+                grad, how = None, ""  # a `**mapping` or a name not known may ask for grad
             else:
                 grad = self._grad_of([vt])
                 how = "in the autograd graph: its values require grad" if grad == NONLEAF else ""
             coalesced = None
             text = f"built by `{short}`"
             if layout == "coo":
-                coalesced = literal(arg(node, None, "is_coalesced")) is True
-                if not coalesced:
+                flag = self.argument(node, "is_coalesced", None, state)
+                coalesced = None if flag is _UNKNOWN else flag is True
+                if coalesced is False:
                     text += " without `is_coalesced=True`, so it is uncoalesced"
             ev = (vt.evidence if vt is not None and grad == NONLEAF else ())
             t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev)
@@ -52,8 +55,8 @@ class TorchCalls:
         if q in api.DATA_FACTORIES:
             data_node = arg(node, 0, "data")
             data = self._literal_data(data_node) if data_node is not None else None
-            rg = literal(arg(node, None, "requires_grad"))
-            t = Tensor(layout="strided", grad=LEAF if rg is True else NOGRAD, origin="factory")
+            rg = self.argument(node, "requires_grad", None, state)
+            t = Tensor(layout="strided", grad=_grad_asked(rg), origin="factory")
             if rg is True:
                 t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
             return _literal_tensor(data, t) if data is not None else t
@@ -77,12 +80,10 @@ class TorchCalls:
             st = self.tensor(src, state) if src is not None else None
             if st is None or st.layout != "strided":
                 return None
-            rg = literal(arg(node, None, "requires_grad"))
-            return Tensor(layout="strided", grad=LEAF if rg is True else NOGRAD, origin="factory", shape=st.shape)
+            rg = self.argument(node, "requires_grad", None, state)
+            return Tensor(layout="strided", grad=_grad_asked(rg), origin="factory", shape=st.shape)
         if q in api.DENSE_FACTORIES:
-            rg_node = arg(node, None, "requires_grad")
-            rg = literal(rg_node)
-            grad = LEAF if rg is True else NOGRAD if rg_node is None or rg is False else None
+            grad = _grad_asked(self.argument(node, "requires_grad", None, state))
             dims = [literal(a.value) for a in node.args if a.keyword is None]
             shape = tuple(dims) if q in api.SHAPE_FACTORIES and dims and all(
                 isinstance(d, int) and not isinstance(d, bool) for d in dims) else None
@@ -296,3 +297,9 @@ def _literal_tensor(value, base: Tensor) -> Tensor:
         return replace(base, literal=None, shape=shape)
     return replace(base, literal=value, shape=shape)
 
+
+def _grad_asked(requires_grad) -> Optional[str]:
+    """The grad state of a fresh tensor given what its call passes for `requires_grad`."""
+    if requires_grad is True:
+        return LEAF
+    return NOGRAD if requires_grad is False or requires_grad is ABSENT else None

@@ -54,13 +54,19 @@ def is_number(node: cst.BaseExpression) -> bool:
 
 
 def arg(call: cst.Call, index: Optional[int], keyword: Optional[str] = None) -> Optional[cst.BaseExpression]:
-    """The argument at a position (positional only) or by keyword."""
+    """The argument written at a position or by keyword (None: not written, or after a
+    `*seq`, which makes the positions that follow it unknown)."""
     if keyword is not None:
         for a in call.args:
             if a.keyword is not None and a.keyword.value == keyword:
                 return a.value
     if index is not None:
-        positional = [a for a in call.args if a.keyword is None and not a.star]
+        positional = []
+        for a in call.args:
+            if a.star == "*":
+                break
+            if a.keyword is None and not a.star:
+                positional.append(a)
         if index < len(positional):
             return positional[index].value
     return None

@@ -163,8 +163,11 @@ class Calls:
                 if init is None and module is None:
                     return _Target(None, name, klass=klass, makes="instance")
                 receiver = module if module is not None else Instance(cls=name)
+                # a plain object is what its `__init__` makes of it, whatever it is passed
+                # (`self.inner = Inner()`): followed silently, as a method's summary is
                 return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance", walker=there)
+                               makes="module" if module is not None else "instance", walker=there,
+                               summary=module is None)
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
@@ -717,6 +720,8 @@ class Calls:
             keys |= {k for k in initial if k == name or k.startswith(prefix)}
             for k in keys:
                 before, after = initial.get(k), final.env.get(k)
+                if k == name and _same_object(before, after):
+                    continue  # the attributes it set are effects of their own paths
                 if after != before or (after is not None and before is None):
                     effects[k] = after
         # module globals the callee changed in place (an optimizer over them stepped)
@@ -735,6 +740,12 @@ class Calls:
         if key is not None:
             self._memo[key] = result
         return result
+
+
+def _same_object(before, after) -> bool:
+    """The same object before and after a call, its record of attributes aside."""
+    return (isinstance(before, Instance) and isinstance(after, Instance)
+            and replace(before, attrs=(), evidence=()) == replace(after, attrs=(), evidence=()))
 
 
 def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, Evidence]:

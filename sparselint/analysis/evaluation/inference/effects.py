@@ -278,12 +278,12 @@ class Effects:
             fact = fact.why(where, f"assigned to `{path}`")
         fact = self._sparse_embedding_grad(path, fact)
         if isinstance(target, cst.Attribute):
-            # `cfg.sparse = False` on a config object: the object's own record of the field
-            # (what a constructor it is passed to reads) follows
+            # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
+            # its attributes (what a constructor or callee it is passed to reads) follows
             owner = dotted(target.value)
             held = state.env.get(owner) if owner else None
             name = target.attr.value
-            if isinstance(held, Instance) and any(k == name for k, _ in held.attrs):
+            if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
                 attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
                 state.env[owner] = replace(held, attrs=attrs)
         state.bind(path, fact)

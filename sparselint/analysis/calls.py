@@ -24,6 +24,7 @@ from .evaluation.facts import Callee, Const, Fact, Instance, Items, Module, Opti
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
 from .cst.tree import walk
+from . import records
 
 MAX_DEPTH = 4
 _GLOBAL = "<global>"
@@ -373,7 +374,12 @@ class Calls:
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
-        engine's prefilter found a token in it), or that the call passes a fact that can."""
+        engine's prefilter found a token in it), or that the call passes a fact that can; or
+        a dataclass or NamedTuple class of another module (`from config import Config`)."""
+        if (attribute or local)[:1].isupper():
+            record = self._imported_record(local, attribute)
+            if record is not None:
+                return record
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
             if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
@@ -392,6 +398,29 @@ class Calls:
             return None
         ctx.dependencies.add(file)
         return _Target(walker.functions[name], name, walker=walker)
+
+    def _imported_record(self, local: str, attribute: str) -> Optional[_Target]:
+        """The constructor of a record class (a dataclass or NamedTuple without its own
+        `__init__`) that the file imports from another module of the project."""
+        from .project.models import project_index
+        index = project_index()
+        ctx = self.walker.ctx
+        qualname = index.resolve_name(local, ctx.path, ctx.source, attribute)
+        ctx.dependencies.update(index.missing)
+        info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
+        if info is None or not records.declares_record(info.node):
+            return None
+        file = os.path.abspath(info.path)
+        if file == os.path.abspath(ctx.path):
+            return None
+        there = self._walker_for(file)
+        if there is None or info.name not in there.classes:
+            return None
+        klass = there.classes[info.name]
+        if there.method(klass, "__init__") is not None:
+            return None
+        ctx.dependencies.add(file)
+        return _Target(None, info.name, klass=klass, makes="instance", walker=there)
 
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
@@ -416,9 +445,7 @@ class Calls:
     def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         site = site if site is not None else call
         if target.node is None:
-            attrs = self._fields(target.klass, call, state)
-            return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
-                                             evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
+            return self._construct(target, call, state)
         bound, paths, known = self._bind(target, call, state)
         # A function of another module is analysed even when nothing it is passed is known:
         # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
@@ -488,12 +515,18 @@ class Calls:
             if caller:
                 outcome.saved[caller + ("." + rest if rest else "")] = evidence
         if target.makes is not None:
-            attrs = tuple((k[len("self."):], v) for k, v in result.effects.items()
-                          if k.startswith("self.") and v is not None)
             receiver = target.receiver
+            # the attributes it had (a dataclass's fields before `__post_init__`), as the
+            # constructor left them
+            attrs = dict(receiver.attrs)
+            for k, v in result.effects.items():
+                if k.startswith("self."):
+                    attrs.pop(k[len("self."):], None)
+                    if v is not None:
+                        attrs[k[len("self."):]] = v
             if target.makes == "module":
-                attrs = tuple((k, v) for k, v in attrs if not isinstance(v, Module))
-            outcome.returned = replace(receiver, attrs=attrs)
+                attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
+            outcome.returned = replace(receiver, attrs=tuple(attrs.items()))
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):
             outcome.returned = result.returned.why(site, f"returned by `{target.name}()`")
@@ -501,33 +534,62 @@ class Calls:
             outcome.returned = result.returned
         return outcome
 
-    def _fields(self, klass: cst.ClassDef, call: cst.Call, state) -> tuple:
-        """Attributes of an object of a class without `__init__`: its class-level literal
-        values, and for a dataclass the fields the call sets (`Config(sparse=True)`)."""
+    def _construct(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
+        """An object of a class without `__init__`: a dataclass or NamedTuple binds its fields
+        from the call and its defaults (then runs `__post_init__`); another class holds its
+        class-level literal values."""
+        defining = target.walker or self.walker
+        klass = target.klass
+        cls = target.name if target.walker is None else f"{defining.ctx.path}::{target.name}"
+        evidence = (Evidence.at(call, f"an instance of `{target.name}`"),)
+        record = records.record_of(defining, klass)
+        if record is None:
+            if target.walker is not None:
+                return None
+            attrs = self._fields(klass, call)
+            return Outcome(returned=Instance(cls=cls, attrs=attrs, evidence=evidence)) if attrs is not None else None
+        if any(a.star for a in call.args):
+            # which fields the unpacked arguments set is not known
+            return Outcome(returned=Instance(cls=cls, evidence=evidence))
         inf = self.walker.ctx.inference
+        given = records.bind(record, [a.value for a in call.args if a.keyword is None],
+                             {a.keyword.value: a.value for a in call.args if a.keyword is not None})
+        if given is None:
+            return None  # the call raises
+        facts: dict[str, Optional[Fact]] = {}
+        for name, source in given.items():
+            if isinstance(source, records.Field):
+                default = source.default
+                facts[name] = _portable(default, defining.ctx, defining.ctx.path) if target.walker is not None else default
+            else:
+                facts[name] = inf.fact(source, state)
+        instance = records.instance_from(record, cls, facts, evidence)
+        post_init = defining.method(klass, "__post_init__")
+        if post_init is None:
+            return Outcome(returned=instance)
+        if "__setattr__" in defining.ctx.code(post_init):
+            # `object.__setattr__(self, ...)` in a frozen dataclass: its writes are not followed
+            return Outcome(returned=Instance(cls=cls, evidence=evidence))
+        after = _Target(post_init, f"{target.name}.__post_init__", receiver=instance, klass=klass,
+                        makes="instance", walker=target.walker, summary=True)
+        return self._invoke(after, cst.Call(func=cst.Name("__post_init__")), state, site=call)
+
+    @staticmethod
+    def _fields(klass: cst.ClassDef, call: cst.Call) -> Optional[tuple]:
+        """The class-level literal values of a plain class without `__init__`, called with no
+        arguments (None: arguments, which `object.__init__` refuses)."""
+        if call.args:
+            return ()
         fields: dict[str, Optional[Fact]] = {}
-        order: list[str] = []
         for line in klass.body.body:
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
             for small in line.body:
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    order.append(small.target.value)
                     fields[small.target.value] = literal_fact(small.value)
                 elif (isinstance(small, cst.Assign) and len(small.targets) == 1
                       and isinstance(small.targets[0].target, cst.Name)):
                     fields[small.targets[0].target.value] = literal_fact(small.value)
-        if any(_decorator_name(d) == "dataclass" for d in klass.decorators) or _tuple_fields(klass) is not None:
-            positional = [a for a in call.args if a.keyword is None]
-            if any(a.star for a in call.args) or len(positional) > len(order):
-                return ()
-            for name, a in zip(order, positional):
-                fields[name] = inf.fact(a.value, state)
-            for a in call.args:
-                if a.keyword is not None:
-                    fields[a.keyword.value] = inf.fact(a.value, state)
-        elif call.args:
-            return ()
         return tuple((k, v) for k, v in fields.items() if v is not None)
 
     def _bind(self, target: _Target, call: cst.Call, state):
@@ -756,14 +818,6 @@ def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, 
             if key == caller or key.startswith(caller + "."):
                 out[name + key[len(caller):]] = evidence
     return out
-
-
-def _tuple_fields(klass: cst.ClassDef) -> Optional[tuple]:
-    """The fields of a `typing.NamedTuple` class in order (what unpacking an instance binds)."""
-    if not any(dotted(b.value) in ("NamedTuple", "typing.NamedTuple") for b in klass.bases):
-        return None
-    return tuple(small.target.value for line in klass.body.body if isinstance(line, cst.SimpleStatementLine)
-                 for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name))
 
 
 def _relevant(fact, depth: int = 0) -> bool:

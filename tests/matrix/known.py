@@ -17,8 +17,6 @@ CAUSES = {
     "indirect-calls": "a function reached through a dict, a list, a registry or an argument is not called",
     "generators": "iterating a generator (or `next` of it) does not give what it yields",
     "await": "`await` of a coroutine does not give its return value",
-    "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
-                          "default) is not bound when the constructor omits it",
     "module-globals": "a module-level value imported from another module (`from config import VALUE`) "
                       "does not carry its facts",
     "embedding-subclass": "an `nn.Embedding` subclass passing `sparse=True` to `super().__init__` does not "
@@ -60,9 +58,6 @@ MISSED = (
     ("generator_yield", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("generator_next", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
-    ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
-    ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
-    ("config_model_modules", "SPL301 SPL401", "dataclass-defaults"),
     ("config_module_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
     ("config_module_dict", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
     ("embedding_subclass", "SPL301 SPL401", "embedding-subclass"),

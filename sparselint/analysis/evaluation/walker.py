@@ -8,6 +8,7 @@ in that statement is called with a `Context` that answers questions at that poin
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Optional
 
@@ -58,6 +59,10 @@ class Walker:
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
+        # class -> the inference and the final state of its body's run
+        self._class_scopes: dict[cst.ClassDef, tuple] = {}
+        # class -> its fields when it is a dataclass or a NamedTuple (sparselint.analysis.records)
+        self.records: dict = {}
 
     # -- scopes ------------------------------------------------------------------------
 
@@ -251,8 +256,35 @@ class Walker:
             self.silent -= 1
             self.returns, self.exited = saved_returns, saved_exit
             ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
+        self._class_scopes[klass] = (inference, final)
         found = self._class_bodies[klass] = {k: v for k, v in final.env.items() if "." not in k and v is not None}
         return found
+
+    def class_scope(self, klass: cst.ClassDef) -> tuple:
+        """The inference of a class body and the facts at its end (the body is run once)."""
+        if klass not in self._class_scopes:
+            if klass in self._class_bodies:
+                # its body is running now (a default that reads the class): nothing known yet
+                return self.module_scope_inference(klass), State()
+            body = [s for s in klass.body.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+            self._class_body(klass, body)
+        return self._class_scopes[klass]
+
+    def module_scope_inference(self, klass: cst.ClassDef) -> Inference:
+        """An inference over the module's names as they were when the class was defined (what
+        a function or lambda of its body sees)."""
+        return self._inference(self.ctx.names, self._class_outer.get(klass, {}), frozenset())
+
+    @contextmanager
+    def evaluating(self, inference: Inference):
+        """Evaluate with `inference` as the current scope's, so calls in what is evaluated are
+        resolved in that scope."""
+        saved = self.ctx.inference
+        self.ctx.inference = inference
+        try:
+            yield
+        finally:
+            self.ctx.inference = saved
 
     def module_of_class(self, name: str, call: Optional[cst.Call], inference, state) -> Optional[Module]:
         """The `nn.Module` fact of an instance of a class of this file, None for other classes."""

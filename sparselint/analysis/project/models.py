@@ -382,8 +382,9 @@ class ProjectIndex:
         self._definitions[key] = []  # a cycle of re-exports ends here
         body = self._text(file) or ""
         out: list[str] = []
-        # functions only: an imported model class is read by `instantiate`, and a class
-        # that mentions a token in one method would keep every line that names it
+        # functions and record classes only: an imported model class is read by
+        # `instantiate`, and a class that mentions a token in one method would keep every
+        # line that names it
         defs, imports = self._outline(file, body)
         start = defs.get(name)
         if start is not None:
@@ -402,14 +403,19 @@ class ProjectIndex:
         return out
 
     def _outline(self, file: str, body: str) -> tuple[dict[str, int], list]:
-        """Where each top-level function of a module starts, and its import lines: read once
-        per module (a package `__init__` is consulted for every name it re-exports)."""
+        """Where each top-level function and record class of a module starts, and its import
+        lines: read once per module (a package `__init__` is consulted for every name it
+        re-exports)."""
         key = (file, hash(body))
         found = self._outlines.get(key)
         if found is None:
             defs: dict[str, int] = {}
             for m in _DEF_START.finditer(body):
                 defs.setdefault(m.group(1), m.start())
+            for m in _CLASS_START.finditer(body):
+                # a dataclass or NamedTuple: its field defaults run where an instance is made
+                if "dataclass" in m.group(1) or "NamedTuple" in m.group(3):
+                    defs.setdefault(m.group(2), m.start() + len(m.group(1)))
             found = self._outlines[key] = (defs, list(_import_lines(body)))
         return found
 
@@ -610,6 +616,7 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_CLASS_START = re.compile(r"^((?:@[^\n]*\n)*)class[ \t]+(\w+)([^\n]*)", re.M)
 
 
 def parse_python(text: str) -> Optional[ast.Module]:

@@ -195,6 +195,10 @@ rows4 = later.adj.indices()
 off = argparse.Namespace(sparse=False)
 emb2 = nn.Embedding(10, 4, sparse=off.sparse)
 opt2 = torch.optim.Adam(emb2.parameters(), lr=0.1)
+changed = argparse.Namespace(sparse=True)
+vars(changed).update({"sparse": False})
+emb3 = nn.Embedding(10, 4, sparse=changed.sparse)
+opt3 = torch.optim.Adam(emb3.parameters(), lr=0.1)
 
 
 def train(ns):

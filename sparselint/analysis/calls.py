@@ -546,8 +546,7 @@ class Calls:
         if record is None:
             if target.walker is not None:
                 return None
-            attrs = self._fields(klass, call)
-            return Outcome(returned=Instance(cls=cls, attrs=attrs, evidence=evidence)) if attrs is not None else None
+            return Outcome(returned=Instance(cls=cls, attrs=self._fields(klass, call), evidence=evidence))
         if any(a.star for a in call.args):
             # which fields the unpacked arguments set is not known
             return Outcome(returned=Instance(cls=cls, evidence=evidence))
@@ -575,9 +574,9 @@ class Calls:
         return self._invoke(after, cst.Call(func=cst.Name("__post_init__")), state, site=call)
 
     @staticmethod
-    def _fields(klass: cst.ClassDef, call: cst.Call) -> Optional[tuple]:
-        """The class-level literal values of a plain class without `__init__`, called with no
-        arguments (None: arguments, which `object.__init__` refuses)."""
+    def _fields(klass: cst.ClassDef, call: cst.Call) -> tuple:
+        """The class-level literal values of a plain class without `__init__` (none are
+        recorded when the call passes arguments: a base of another module takes them)."""
         if call.args:
             return ()
         fields: dict[str, Optional[Fact]] = {}

@@ -390,6 +390,8 @@ class ProjectIndex:
         if start is not None:
             nxt = _TOP_LEVEL.search(body, start + 1)
             out = [body[start:nxt.start() if nxt else len(body)]]
+            if body.startswith("class", start):
+                out = self._record_defaults(file, out[0], files, depth)
         elif depth <= 4:
             for module, pairs in imports:
                 match = next((o for o, l in pairs if l == name), _NONE)
@@ -400,6 +402,26 @@ class ProjectIndex:
                         out = self._definition_text(sub, match or name, files, depth + 1)
                     break
         self._definitions[key] = out
+        return out
+
+    def _record_defaults(self, file: str, code: str, files: set[str], depth: int) -> list[str]:
+        """What of a record class runs where an instance is made: the source of its field
+        defaults, and of the module's functions they name (`default_factory=make_adj`);
+        not its docstring or annotations."""
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return [code]
+        out: list[str] = []
+        for node in tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else ():
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if value is None:
+                continue
+            out.append(ast.get_source_segment(code, value) or "")
+            if depth <= 4:
+                for n in ast.walk(value):
+                    if isinstance(n, ast.Name):
+                        out.extend(self._definition_text(file, n.id, files, depth + 1))
         return out
 
     def _outline(self, file: str, body: str) -> tuple[dict[str, int], list]:

@@ -471,6 +471,12 @@ class Effects:
             return
         method = func.attr.value
         recv_path = dotted(func.value)
+        if method in _DICT_UPDATES:
+            # `vars(args).update(...)`, `args.__dict__.update(...)`: any attribute may change
+            owner = _namespace_of(func.value)
+            if owner is not None and self._builtin("vars", state):
+                state.bind(owner, None)
+                return
         if method == "backward":
             state.saved.clear()
             return
@@ -586,6 +592,16 @@ def _calls_in(node: cst.CSTNode) -> list:
     except RecursionError:
         return []
     return out
+
+
+def _namespace_of(expr: cst.BaseExpression) -> Optional[str]:
+    """The object whose attribute dict `vars(obj)` or `obj.__dict__` is."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
+        return dotted(expr.value)
+    if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "vars"
+            and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None):
+        return dotted(expr.args[0].value)
+    return None
 
 
 def _target_paths(target: cst.BaseExpression) -> list[str]:

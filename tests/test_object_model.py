@@ -300,3 +300,47 @@ given = Config(adj=cfg.adj.coalesce())
 ok = given.adj.indices()
 '''}, "main.py")
     assert reported == expected
+
+
+def test_nested_config_dataclass_reaches_a_model_reading_cfg_model_sparse(tmp_path):
+    reported, expected = check(tmp_path, {
+        "config.py": '''
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ModelCfg:
+    sparse: bool = True
+    dim: int = 4
+
+
+@dataclass
+class Cfg:
+    model: ModelCfg = field(default_factory=ModelCfg)
+    lr: float = 0.1
+''',
+        "model.py": '''
+import torch.nn as nn
+
+
+class Tower(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(10, cfg.model.dim, sparse=cfg.model.sparse)
+
+    def forward(self, x):
+        return self.emb(x)
+''',
+        "main.py": '''
+import torch
+
+from config import Cfg, ModelCfg
+from model import Tower
+
+cfg = Cfg()
+model = Tower(cfg)
+opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)  # SPL401
+dense = Tower(Cfg(model=ModelCfg(sparse=False)))
+opt2 = torch.optim.Adam(dense.parameters(), lr=0.1)
+'''}, "main.py")
+    assert reported == expected

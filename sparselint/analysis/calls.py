@@ -559,7 +559,9 @@ class Calls:
         for name, source in given.items():
             if isinstance(source, records.Field):
                 default = source.default
-                facts[name] = _portable(default, defining.ctx, defining.ctx.path) if target.walker is not None else default
+                if target.walker is not None:
+                    default = _qualified(_portable(default, defining.ctx, defining.ctx.path), defining.ctx.path)
+                facts[name] = default
             else:
                 facts[name] = inf.fact(source, state)
         instance = records.instance_from(record, cls, facts, evidence)
@@ -872,6 +874,15 @@ def _portable(fact, ctx, path: str):
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
+
+
+def _qualified(fact, path: str, depth: int = 0):
+    """The fact with the objects of classes of the module at `path` named as that module's
+    (`<path>::Name`), so they are not taken for classes of the file they travel to."""
+    if not isinstance(fact, Instance) or depth > 3:
+        return fact
+    cls = fact.cls if "::" in fact.cls or "." in fact.cls or fact.cls in ("dict", "list", "tuple") else f"{path}::{fact.cls}"
+    return replace(fact, cls=cls, attrs=tuple((k, _qualified(v, path, depth + 1)) for k, v in fact.attrs))
 
 
 def _with_call_site(evidence: tuple, here, call: cst.Call, name: str) -> tuple:

@@ -671,13 +671,16 @@ def _mutable(fact) -> bool:
     return isinstance(fact, Items) and fact.kind != "tuple"
 
 
-def _config_arg(fact) -> Optional[ConfigArg]:
-    """A dict, dataclass or plain object whose known fields hold literals, as a constructor
-    argument the project index can read fields of."""
+def _config_arg(fact, depth: int = 0) -> Optional[ConfigArg]:
+    """A dict, dataclass or plain object whose known fields hold literals (or such configs,
+    `cfg.model.sparse`), as a constructor argument the project index can read fields of."""
     if not isinstance(fact, Instance) or not fact.attrs or fact.cls in ("list", "tuple"):
         return None
     fields = tuple((k, v.value) for k, v in fact.attrs
                    if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))
+    if depth < 3:
+        nested = ((k, _config_arg(v, depth + 1)) for k, v in fact.attrs if isinstance(v, Instance))
+        fields += tuple((k, c) for k, c in nested if c is not None)
     if not fields:
         return None
     if fact.cls == "dict":

@@ -33,10 +33,10 @@ MAX_DEPTH = 8
 
 @dataclass(frozen=True)
 class ConfigArg:
-    """A config object passed to a constructor whose fields hold literal values: a dataclass
-    or plain object (`kind` "object", read as `cfg.sparse`) or a dict ("dict", read as
-    `cfg["sparse"]` or `cfg.get("sparse", default)`). `complete`: every key of the dict is
-    known, so a missing one is absent rather than unknown."""
+    """A config object passed to a constructor whose fields hold literal values or configs:
+    a dataclass or plain object (`kind` "object", read as `cfg.sparse`) or a dict ("dict",
+    read as `cfg["sparse"]` or `cfg.get("sparse", default)`). `complete`: every key of the
+    dict is known, so a missing one is absent rather than unknown."""
 
     kind: str
     fields: tuple[tuple[str, object], ...]
@@ -806,7 +806,7 @@ _KWARG_DEFAULTS = {"sparse": False, "freeze": True}
 
 def _value(node: ast.expr, env: dict):
     """A literal, a constructor parameter holding one, or a field of a config object passed
-    as a parameter (`cfg.sparse`, `cfg["sparse"]`); `_NO` when not known."""
+    as a parameter (`cfg.sparse`, `cfg["sparse"]`, `cfg.model.sparse`); `_NO` when not known."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
@@ -814,6 +814,11 @@ def _value(node: ast.expr, env: dict):
     held = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else getattr(node, "value", None)
     if isinstance(held, ast.Name) and isinstance(env.get(held.id), ConfigArg):
         return env[held.id].read(node)
+    if isinstance(held, ast.Attribute):
+        # a field of a config nested in a config (`cfg.model.sparse`)
+        inner = _value(held, env)
+        if isinstance(inner, ConfigArg):
+            return inner.read(node)
     return _NO
 
 

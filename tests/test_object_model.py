@@ -344,3 +344,36 @@ dense = Tower(Cfg(model=ModelCfg(sparse=False)))
 opt2 = torch.optim.Adam(dense.parameters(), lr=0.1)
 '''}, "main.py")
     assert reported == expected
+
+
+def test_attribute_chain_through_a_plain_class_of_another_module(tmp_path):
+    reported, expected = check(tmp_path, {
+        "state.py": MAKE_ADJ + '''
+
+class ModelState:
+    def __init__(self):
+        self.adj = make_adj()
+        self.clean = make_adj().coalesce()
+
+
+class Holder:
+    def __init__(self, value):
+        self.value = value
+''',
+        "main.py": '''
+from state import Holder, ModelState
+
+
+class Trainer:
+    def __init__(self):
+        self.state = ModelState()
+
+
+trainer = Trainer()
+rows = trainer.state.adj.indices()  # SPL001
+fine = trainer.state.clean.indices()
+h = Holder(trainer.state.adj)
+again = h.value.indices()  # SPL001
+ok = Holder(trainer.state.clean).value.indices()
+'''}, "main.py")
+    assert reported == expected

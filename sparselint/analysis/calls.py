@@ -377,9 +377,9 @@ class Calls:
         engine's prefilter found a token in it), or that the call passes a fact that can; or
         a dataclass or NamedTuple class of another module (`from config import Config`)."""
         if (attribute or local)[:1].isupper():
-            record = self._imported_record(local, attribute)
-            if record is not None:
-                return record
+            made = self._imported_class(call, state, local, attribute)
+            if made is not None:
+                return made
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
             if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
@@ -399,17 +399,27 @@ class Calls:
         ctx.dependencies.add(file)
         return _Target(walker.functions[name], name, walker=walker)
 
-    def _imported_record(self, local: str, attribute: str) -> Optional[_Target]:
-        """The constructor of a record class (a dataclass or NamedTuple without its own
-        `__init__`) that the file imports from another module of the project."""
+    def _imported_class(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
+        """The constructor of a class that the file imports from another module of the
+        project: a record class (a dataclass or NamedTuple without its own `__init__`), or a
+        plain class (no bases) whose `__init__` can build a fact (its source holds a token)
+        or is passed one."""
         from .project.models import project_index
         index = project_index()
         ctx = self.walker.ctx
         qualname = index.resolve_name(local, ctx.path, ctx.source, attribute)
         ctx.dependencies.update(index.missing)
         info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
-        if info is None or not records.declares_record(info.node):
+        if info is None:
             return None
+        record = records.declares_record(info.node)
+        if not record:
+            if info.node.bases or info.node.keywords:
+                return None  # a model or a subclass: the project index's business
+            inf = ctx.inference
+            passed = any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)
+            if not passed and (f"{local}.{attribute}" if attribute else local) not in ctx.imported:
+                return None
         file = os.path.abspath(info.path)
         if file == os.path.abspath(ctx.path):
             return None
@@ -417,10 +427,14 @@ class Calls:
         if there is None or info.name not in there.classes:
             return None
         klass = there.classes[info.name]
-        if there.method(klass, "__init__") is not None:
-            return None
+        init = there.method(klass, "__init__")
+        if (init is None) != record:
+            return None  # a record with its own `__init__`, or a plain class without one
         ctx.dependencies.add(file)
-        return _Target(None, info.name, klass=klass, makes="instance", walker=there)
+        if record:
+            return _Target(None, info.name, klass=klass, makes="instance", walker=there)
+        return _Target(init, info.name, receiver=Instance(cls=f"{there.ctx.path}::{info.name}"), klass=klass,
+                       makes="instance", walker=there, summary=True)
 
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
@@ -462,7 +476,7 @@ class Calls:
             # Another file: evidence is resolved to positions now, with its file, and the
             # callee's findings join this file's results.
             here = self.walker.ctx
-            if isinstance(target.receiver, Instance):
+            if isinstance(target.receiver, Instance) and "::" not in target.receiver.cls:
                 # `self` there is an object of a subclass it does not know: its methods are
                 # not looked up among that module's classes
                 bound = {k: replace(v, cls=f"{here.path}::{v.cls}") if v is target.receiver else v

@@ -90,6 +90,16 @@ class Child(Base):
     adj: torch.Tensor = field(default_factory=make_adj)
 
 
+class Plain:
+    def __init__(self):
+        self.sparse = False
+
+
+@dataclass
+class Generated(Plain):
+    sparse: bool = True
+
+
 @dataclass
 class Checked:
     sparse: bool = True
@@ -108,6 +118,9 @@ k = Checked()
 m2 = nn.Embedding(10, 4, sparse=k.sparse)
 opt2 = torch.optim.Adam(m2.parameters(), lr=0.1)
 r2 = k.adj.indices()  # SPL001
+g = Generated()
+m4 = nn.Embedding(10, 4, sparse=g.sparse)
+opt4 = torch.optim.Adam(m4.parameters(), lr=0.1)  # SPL401
 u = Child(sparse=len(sys.argv) > 3)
 m3 = nn.Embedding(10, 4, sparse=u.sparse)
 opt3 = torch.optim.Adam(m3.parameters(), lr=0.1)

@@ -157,6 +157,9 @@ class Calls:
                 klass = w.classes[name]
                 init = w.method(klass, "__init__")
                 module = w.module_of_class(name, call, inf, state)
+                if module is None and records.record_kind(klass) is not None and not _defines(klass, "__init__"):
+                    # the generated `__init__` of a record, not one a base defines
+                    return _Target(None, name, klass=klass, makes="instance")
                 there = None
                 if init is None and module is None:
                     # `__init__` inherited from a base class of another module
@@ -560,6 +563,9 @@ class Calls:
         if record is None:
             if target.walker is not None:
                 return None
+            if records.record_kind(klass) is not None:
+                # a record whose fields are not all known (a base of another module)
+                return Outcome(returned=Instance(cls=cls, evidence=evidence))
             return Outcome(returned=Instance(cls=cls, attrs=self._fields(klass, call), evidence=evidence))
         if any(a.star for a in call.args):
             # which fields the unpacked arguments set is not known
@@ -962,6 +968,11 @@ class _AllNames(frozenset):
 
 
 _ALL_NAMES = _AllNames()
+
+
+def _defines(klass: cst.ClassDef, name: str) -> bool:
+    """The class body itself defines the method (not a base)."""
+    return any(isinstance(st, cst.FunctionDef) and st.name.value == name for st in klass.body.body)
 
 
 def _is_super(expr: cst.BaseExpression) -> bool:

@@ -27,6 +27,7 @@ from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
 from .cst.tree import walk
 from .decorators import keeps_call
+from . import records
 
 MAX_DEPTH = 4
 _GLOBAL = "<global>"
@@ -161,6 +162,9 @@ class Calls:
                 klass = w.classes[name]
                 init = w.method(klass, "__init__")
                 module = w.module_of_class(name, call, inf, state)
+                if module is None and records.record_kind(klass) is not None and not _defines(klass, "__init__"):
+                    # the generated `__init__` of a record, not one a base defines
+                    return _Target(None, name, klass=klass, makes="instance")
                 there = None
                 if init is None and module is None:
                     # `__init__` inherited from a base class of another module
@@ -168,8 +172,11 @@ class Calls:
                 if init is None and module is None:
                     return _Target(None, name, klass=klass, makes="instance")
                 receiver = module if module is not None else Instance(cls=name, attrs=self._new_args(name, call, state))
+                # a plain object is what its `__init__` makes of it, whatever it is passed
+                # (`self.inner = Inner()`): followed silently, as a method's summary is
                 return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance", walker=there)
+                               makes="module" if module is not None else "instance", walker=there,
+                               summary=module is None)
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
@@ -387,7 +394,12 @@ class Calls:
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
-        engine's prefilter found a token in it), or that the call passes a fact that can."""
+        engine's prefilter found a token in it), or that the call passes a fact that can; or
+        a dataclass or NamedTuple class of another module (`from config import Config`)."""
+        if (attribute or local)[:1].isupper():
+            made = self._imported_class(call, state, local, attribute)
+            if made is not None:
+                return made
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
             if not any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
@@ -438,6 +450,42 @@ class Calls:
             return None
         ctx.dependencies.add(found[0])
         return walker.functions[found[1]]
+    def _imported_class(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
+        """The constructor of a class that the file imports from another module of the
+        project: a record class (a dataclass or NamedTuple without its own `__init__`), or a
+        plain class (no bases) whose `__init__` can build a fact (its source holds a token)
+        or is passed one."""
+        from .project.models import project_index
+        index = project_index()
+        ctx = self.walker.ctx
+        qualname = index.resolve_name(local, ctx.path, ctx.source, attribute)
+        ctx.dependencies.update(index.missing)
+        info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
+        if info is None:
+            return None
+        record = records.declares_record(info.node)
+        if not record:
+            if info.node.bases or info.node.keywords:
+                return None  # a model or a subclass: the project index's business
+            inf = ctx.inference
+            passed = any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)
+            if not passed and (f"{local}.{attribute}" if attribute else local) not in ctx.imported:
+                return None
+        file = os.path.abspath(info.path)
+        if file == os.path.abspath(ctx.path):
+            return None
+        there = self._walker_for(file)
+        if there is None or info.name not in there.classes:
+            return None
+        klass = there.classes[info.name]
+        init = there.method(klass, "__init__")
+        if (init is None) != record:
+            return None  # a record with its own `__init__`, or a plain class without one
+        ctx.dependencies.add(file)
+        if record:
+            return _Target(None, info.name, klass=klass, makes="instance", walker=there)
+        return _Target(init, info.name, receiver=Instance(cls=f"{there.ctx.path}::{info.name}"), klass=klass,
+                       makes="instance", walker=there, summary=True)
 
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
@@ -514,9 +562,7 @@ class Calls:
             made = self.exception(call, state) if target.makes == "instance" else None
             if made is not None:
                 return Outcome(returned=made)
-            attrs = self._fields(target.klass, call, state)
-            return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
-                                             evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
+            return self._construct(target, call, state)
         bound, paths, known, defaulted, containers = self._bind(target, call, state)
         # A function of another module is analysed even when nothing it is passed is known:
         # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
@@ -533,7 +579,7 @@ class Calls:
             # Another file: evidence is resolved to positions now, with its file, and the
             # callee's findings join this file's results.
             here = self.walker.ctx
-            if isinstance(target.receiver, Instance):
+            if isinstance(target.receiver, Instance) and "::" not in target.receiver.cls:
                 # `self` there is an object of a subclass it does not know: its methods are
                 # not looked up among that module's classes
                 bound = {k: replace(v, cls=f"{here.path}::{v.cls}") if v is target.receiver else v
@@ -588,15 +634,18 @@ class Calls:
             if caller:
                 outcome.saved[caller + ("." + rest if rest else "")] = evidence
         if target.makes is not None:
-            # what the instance held when `__init__` started (an exception's `args`), as
-            # `__init__` left it
-            changed = {k[len("self."):]: v for k, v in result.effects.items() if k.startswith("self.")}
-            attrs = tuple((k, v) for k, v in getattr(target.receiver, "attrs", ()) if k not in changed) + tuple(
-                (k, v) for k, v in changed.items() if v is not None)
             receiver = target.receiver
+            # the attributes it had (a dataclass's fields before `__post_init__`), as the
+            # constructor left them
+            attrs = dict(receiver.attrs)
+            for k, v in result.effects.items():
+                if k.startswith("self."):
+                    attrs.pop(k[len("self."):], None)
+                    if v is not None:
+                        attrs[k[len("self."):]] = v
             if target.makes == "module":
-                attrs = tuple((k, v) for k, v in attrs if not isinstance(v, Module))
-            outcome.returned = replace(receiver, attrs=attrs)
+                attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
+            outcome.returned = replace(receiver, attrs=tuple(attrs.items()))
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):
             outcome.returned = result.returned.why(site, f"returned by `{target.name}()`")
@@ -604,33 +653,66 @@ class Calls:
             outcome.returned = result.returned
         return outcome
 
-    def _fields(self, klass: cst.ClassDef, call: cst.Call, state) -> tuple:
-        """Attributes of an object of a class without `__init__`: its class-level literal
-        values, and for a dataclass the fields the call sets (`Config(sparse=True)`)."""
+    def _construct(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
+        """An object of a class without `__init__`: a dataclass or NamedTuple binds its fields
+        from the call and its defaults (then runs `__post_init__`); another class holds its
+        class-level literal values."""
+        defining = target.walker or self.walker
+        klass = target.klass
+        cls = target.name if target.walker is None else f"{defining.ctx.path}::{target.name}"
+        evidence = (Evidence.at(call, f"an instance of `{target.name}`"),)
+        record = records.record_of(defining, klass)
+        if record is None:
+            if target.walker is not None:
+                return None
+            if records.record_kind(klass) is not None:
+                # a record whose fields are not all known (a base of another module)
+                return Outcome(returned=Instance(cls=cls, evidence=evidence))
+            return Outcome(returned=Instance(cls=cls, attrs=self._fields(klass, call), evidence=evidence))
+        if any(a.star for a in call.args):
+            # which fields the unpacked arguments set is not known
+            return Outcome(returned=Instance(cls=cls, evidence=evidence))
         inf = self.walker.ctx.inference
+        given = records.bind(record, [a.value for a in call.args if a.keyword is None],
+                             {a.keyword.value: a.value for a in call.args if a.keyword is not None})
+        if given is None:
+            return None  # the call raises
+        facts: dict[str, Optional[Fact]] = {}
+        for name, source in given.items():
+            if isinstance(source, records.Field):
+                default = source.default
+                if target.walker is not None:
+                    default = _qualified(_portable(default, defining.ctx, defining.ctx.path), defining.ctx.path)
+                facts[name] = default
+            else:
+                facts[name] = inf.fact(source, state)
+        instance = records.instance_from(record, cls, facts, evidence)
+        post_init = defining.method(klass, "__post_init__")
+        if post_init is None:
+            return Outcome(returned=instance)
+        if "__setattr__" in defining.ctx.code(post_init):
+            # `object.__setattr__(self, ...)` in a frozen dataclass: its writes are not followed
+            return Outcome(returned=Instance(cls=cls, evidence=evidence))
+        after = _Target(post_init, f"{target.name}.__post_init__", receiver=instance, klass=klass,
+                        makes="instance", walker=target.walker, summary=True)
+        return self._invoke(after, cst.Call(func=cst.Name("__post_init__")), state, site=call)
+
+    @staticmethod
+    def _fields(klass: cst.ClassDef, call: cst.Call) -> tuple:
+        """The class-level literal values of a plain class without `__init__` (none are
+        recorded when the call passes arguments: a base of another module takes them)."""
+        if call.args:
+            return ()
         fields: dict[str, Optional[Fact]] = {}
-        order: list[str] = []
         for line in klass.body.body:
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
             for small in line.body:
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    order.append(small.target.value)
                     fields[small.target.value] = literal_fact(small.value)
                 elif (isinstance(small, cst.Assign) and len(small.targets) == 1
                       and isinstance(small.targets[0].target, cst.Name)):
                     fields[small.targets[0].target.value] = literal_fact(small.value)
-        if any(_decorator_name(d) == "dataclass" for d in klass.decorators) or _tuple_fields(klass) is not None:
-            positional = [a for a in call.args if a.keyword is None]
-            if any(a.star for a in call.args) or len(positional) > len(order):
-                return ()
-            for name, a in zip(order, positional):
-                fields[name] = inf.fact(a.value, state)
-            for a in call.args:
-                if a.keyword is not None:
-                    fields[a.keyword.value] = inf.fact(a.value, state)
-        elif call.args:
-            return ()
         return tuple((k, v) for k, v in fields.items() if v is not None)
 
     def _bind(self, target: _Target, call: cst.Call, state):
@@ -884,6 +966,8 @@ class Calls:
             keys |= {k for k in initial if k == name or k.startswith(prefix)}
             for k in keys:
                 before, after = initial.get(k), final.env.get(k)
+                if k == name and _same_object(before, after):
+                    continue  # the attributes it set are effects of their own paths
                 if after != before or (after is not None and before is None):
                     effects[k] = after
         # module globals the callee changed in place (an optimizer over them stepped)
@@ -908,6 +992,10 @@ def _string_key(node: cst.BaseExpression) -> Optional[str]:
     from .evaluation.inference import literal
     key = literal(node)
     return key if isinstance(key, str) else None
+def _same_object(before, after) -> bool:
+    """The same object before and after a call, its record of attributes aside."""
+    return (isinstance(before, Instance) and isinstance(after, Instance)
+            and replace(before, attrs=(), evidence=()) == replace(after, attrs=(), evidence=()))
 
 
 def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, Evidence]:
@@ -918,14 +1006,6 @@ def _saved_into(saved: dict[str, Evidence], paths: dict[str, str]) -> dict[str, 
             if key == caller or key.startswith(caller + "."):
                 out[name + key[len(caller):]] = evidence
     return out
-
-
-def _tuple_fields(klass: cst.ClassDef) -> Optional[tuple]:
-    """The fields of a `typing.NamedTuple` class in order (what unpacking an instance binds)."""
-    if not any(dotted(b.value) in ("NamedTuple", "typing.NamedTuple") for b in klass.bases):
-        return None
-    return tuple(small.target.value for line in klass.body.body if isinstance(line, cst.SimpleStatementLine)
-                 for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name))
 
 
 def _relevant(fact, depth: int = 0) -> bool:
@@ -981,6 +1061,15 @@ def _portable(fact, ctx, path: str):
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
+
+
+def _qualified(fact, path: str, depth: int = 0):
+    """The fact with the objects of classes of the module at `path` named as that module's
+    (`<path>::Name`), so they are not taken for classes of the file they travel to."""
+    if not isinstance(fact, Instance) or depth > 3:
+        return fact
+    cls = fact.cls if "::" in fact.cls or "." in fact.cls or fact.cls in ("dict", "list", "tuple") else f"{path}::{fact.cls}"
+    return replace(fact, cls=cls, attrs=tuple((k, _qualified(v, path, depth + 1)) for k, v in fact.attrs))
 
 
 def _with_call_site(evidence: tuple, here, call: cst.Call, name: str) -> tuple:
@@ -1086,6 +1175,11 @@ class _AllNames(frozenset):
 
 
 _ALL_NAMES = _AllNames()
+
+
+def _defines(klass: cst.ClassDef, name: str) -> bool:
+    """The class body itself defines the method (not a base)."""
+    return any(isinstance(st, cst.FunctionDef) and st.name.value == name for st in klass.body.body)
 
 
 def _is_super(expr: cst.BaseExpression) -> bool:

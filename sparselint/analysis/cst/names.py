@@ -39,6 +39,11 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+# Packages whose names are resolved: torch, and the standard library modules whose callables
+# the analysis models (partials, context managers, namespaces, named tuples, dataclasses).
+_ROOTS = ("torch", "itertools", "functools", "contextlib", "types", "argparse", "collections", "typing", "dataclasses", "asyncio")
+
+
 class Names:
     """The alias table of one scope."""
 
@@ -46,7 +51,7 @@ class Names:
         self.aliases = aliases
 
     @classmethod
-    def from_module(cls, module: cst.Module, roots: Iterable[str] = ("torch", "itertools", "functools", "contextlib", "asyncio")) -> "Names":
+    def from_module(cls, module: cst.Module, roots: Iterable[str] = _ROOTS) -> "Names":
         collector = _ImportCollector(tuple(roots))
         for node in walk(module):
             if isinstance(node, cst.Import):

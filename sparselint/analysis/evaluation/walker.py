@@ -8,6 +8,7 @@ in that statement is called with a `Context` that answers questions at that poin
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Optional
 
@@ -68,6 +69,10 @@ class Walker:
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
         # function -> its parameters' defaults, evaluated when its `def` ran
         self._defaults: dict[cst.FunctionDef, dict[str, Optional[Fact]]] = {}
+        # class -> the inference and the final state of its body's run
+        self._class_scopes: dict[cst.ClassDef, tuple] = {}
+        # class -> its fields when it is a dataclass or a NamedTuple (sparselint.analysis.records)
+        self.records: dict = {}
 
     @property
     def exceptions(self) -> ExceptionClasses:
@@ -316,8 +321,35 @@ class Walker:
             self.silent -= 1
             self.returns, self.exited, self.raised = saved_returns, saved_exit, saved_raised
             ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
+        self._class_scopes[klass] = (inference, final)
         found = self._class_bodies[klass] = {k: v for k, v in final.env.items() if "." not in k and v is not None}
         return found
+
+    def class_scope(self, klass: cst.ClassDef) -> tuple:
+        """The inference of a class body and the facts at its end (the body is run once)."""
+        if klass not in self._class_scopes:
+            if klass in self._class_bodies:
+                # its body is running now (a default that reads the class): nothing known yet
+                return self.module_scope_inference(klass), State()
+            body = [s for s in klass.body.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+            self._class_body(klass, body)
+        return self._class_scopes[klass]
+
+    def module_scope_inference(self, klass: cst.ClassDef) -> Inference:
+        """An inference over the module's names as they were when the class was defined (what
+        a function or lambda of its body sees)."""
+        return self._inference(self.ctx.names, self._class_outer.get(klass, {}), frozenset())
+
+    @contextmanager
+    def evaluating(self, inference: Inference):
+        """Evaluate with `inference` as the current scope's, so calls in what is evaluated are
+        resolved in that scope."""
+        saved = self.ctx.inference
+        self.ctx.inference = inference
+        try:
+            yield
+        finally:
+            self.ctx.inference = saved
 
     def module_of_class(self, name: str, call: Optional[cst.Call], inference, state) -> Optional[Module]:
         """The `nn.Module` fact of an instance of a class of this file, None for other classes."""
@@ -824,13 +856,16 @@ def _mutable(fact) -> bool:
     return isinstance(fact, Items) and fact.kind != "tuple"
 
 
-def _config_arg(fact) -> Optional[ConfigArg]:
-    """A dict, dataclass or plain object whose known fields hold literals, as a constructor
-    argument the project index can read fields of."""
+def _config_arg(fact, depth: int = 0) -> Optional[ConfigArg]:
+    """A dict, dataclass or plain object whose known fields hold literals (or such configs,
+    `cfg.model.sparse`), as a constructor argument the project index can read fields of."""
     if not isinstance(fact, Instance) or not fact.attrs or fact.cls in ("list", "tuple"):
         return None
     fields = tuple((k, v.value) for k, v in fact.attrs
                    if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))
+    if depth < 3:
+        nested = ((k, _config_arg(v, depth + 1)) for k, v in fact.attrs if isinstance(v, Instance))
+        fields += tuple((k, c) for k, c in nested if c is not None)
     if not fields:
         return None
     if fact.cls == "dict":

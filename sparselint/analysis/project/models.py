@@ -13,6 +13,7 @@ import ast
 from collections import deque
 import os
 import re
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from typing import Optional
@@ -33,10 +34,10 @@ MAX_DEPTH = 8
 
 @dataclass(frozen=True)
 class ConfigArg:
-    """A config object passed to a constructor whose fields hold literal values: a dataclass
-    or plain object (`kind` "object", read as `cfg.sparse`) or a dict ("dict", read as
-    `cfg["sparse"]` or `cfg.get("sparse", default)`). `complete`: every key of the dict is
-    known, so a missing one is absent rather than unknown."""
+    """A config object passed to a constructor whose fields hold literal values or configs:
+    a dataclass or plain object (`kind` "object", read as `cfg.sparse`) or a dict ("dict",
+    read as `cfg["sparse"]` or `cfg.get("sparse", default)`). `complete`: every key of the
+    dict is known, so a missing one is absent rather than unknown."""
 
     kind: str
     fields: tuple[tuple[str, object], ...]
@@ -382,13 +383,19 @@ class ProjectIndex:
         self._definitions[key] = []  # a cycle of re-exports ends here
         body = self._text(file) or ""
         out: list[str] = []
-        # functions only: an imported model class is read by `instantiate`, and a class
-        # that mentions a token in one method would keep every line that names it
+        # functions and record classes only: an imported model class is read by
+        # `instantiate`, and a class that mentions a token in one method would keep every
+        # line that names it
         defs, imports = self._outline(file, body)
         start = defs.get(name)
         if start is not None:
             nxt = _TOP_LEVEL.search(body, start + 1)
             out = [body[start:nxt.start() if nxt else len(body)]]
+            header = _CLASS_START.match(body, _line_start_of_decorators(body, start)) if body.startswith("class", start) else None
+            if header is not None and _record_header(header):
+                out = self._record_defaults(file, out[0], files, depth)
+            elif header is not None:
+                out = self._init_code(file, name, files, depth)
         elif depth <= 4:
             for module, pairs in imports:
                 match = next((o for o, l in pairs if l == name), _NONE)
@@ -401,15 +408,61 @@ class ProjectIndex:
         self._definitions[key] = out
         return out
 
+    def _init_code(self, file: str, name: str, files: set[str], depth: int) -> list[str]:
+        """What of a plain class runs where an instance is made: its `__init__`, and the
+        module's functions and classes that it names (`self.adj = make_adj()`)."""
+        found = [c for n, c in self._methods_of(file, name) if n == "__init__"]
+        if not found:
+            return []
+        # up to the next method, whose decorators the text may end with
+        lines = textwrap.dedent(found[0]).rstrip().splitlines()
+        while lines and lines[-1].lstrip().startswith("@"):
+            lines.pop()
+        try:
+            tree = ast.parse("\n".join(lines))
+        except SyntaxError:
+            return found
+        # its code without comments or docstrings: only what runs counts
+        out = [ast.unparse(tree)]
+        if depth <= 4:
+            for called in _called_names(tree):
+                out.extend(self._definition_text(file, called, files, depth + 1))
+        return out
+
+    def _record_defaults(self, file: str, code: str, files: set[str], depth: int) -> list[str]:
+        """What of a record class runs where an instance is made: the source of its field
+        defaults, and of the module's functions they name (`default_factory=make_adj`);
+        not its docstring or annotations."""
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return [code]
+        out: list[str] = []
+        for node in tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else ():
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if value is None:
+                continue
+            out.append(ast.get_source_segment(code, value) or "")
+            if depth <= 4:
+                for called in _called_names(value):
+                    out.extend(self._definition_text(file, called, files, depth + 1))
+        return out
+
     def _outline(self, file: str, body: str) -> tuple[dict[str, int], list]:
-        """Where each top-level function of a module starts, and its import lines: read once
-        per module (a package `__init__` is consulted for every name it re-exports)."""
+        """Where each top-level function and record class of a module starts, and its import
+        lines: read once per module (a package `__init__` is consulted for every name it
+        re-exports)."""
         key = (file, hash(body))
         found = self._outlines.get(key)
         if found is None:
             defs: dict[str, int] = {}
             for m in _DEF_START.finditer(body):
                 defs.setdefault(m.group(1), m.start())
+            for m in _CLASS_START.finditer(body):
+                # a dataclass or NamedTuple (its field defaults run where an instance is
+                # made), or a plain class (its `__init__` does)
+                if _record_header(m) or _PLAIN_HEADER.match(m.group(3)):
+                    defs.setdefault(m.group(2), m.start() + len(m.group(1)))
             found = self._outlines[key] = (defs, list(_import_lines(body)))
         return found
 
@@ -613,6 +666,35 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_CLASS_START = re.compile(r"^((?:@[^\n]*\n)*)class[ \t]+(\w+)([^\n]*)", re.M)
+# the rest of a class line that names no base: `class Trainer:`, `class Trainer(object):`
+_PLAIN_HEADER = re.compile(r"[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:")
+
+
+def _called_names(tree: ast.AST) -> list[str]:
+    """The names code calls, directly or as a `default_factory`: what runs when it does."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            out.append(n.func.id)
+        elif isinstance(n, ast.keyword) and n.arg == "default_factory" and isinstance(n.value, ast.Name):
+            out.append(n.value.id)
+    return out
+
+
+def _record_header(m: re.Match) -> bool:
+    return "dataclass" in m.group(1) or "NamedTuple" in m.group(3)
+
+
+def _line_start_of_decorators(body: str, start: int) -> int:
+    """Where the decorator lines above the `class` line at `start` begin."""
+    at = start
+    while at > 0:
+        previous = body.rfind("\n", 0, at - 1) + 1
+        if not body.startswith("@", previous):
+            break
+        at = previous
+    return at
 
 
 def parse_python(text: str) -> Optional[ast.Module]:
@@ -791,7 +873,7 @@ _KWARG_DEFAULTS = {"sparse": False, "freeze": True}
 
 def _value(node: ast.expr, env: dict):
     """A literal, a constructor parameter holding one, or a field of a config object passed
-    as a parameter (`cfg.sparse`, `cfg["sparse"]`); `_NO` when not known."""
+    as a parameter (`cfg.sparse`, `cfg["sparse"]`, `cfg.model.sparse`); `_NO` when not known."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
@@ -799,6 +881,11 @@ def _value(node: ast.expr, env: dict):
     held = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else getattr(node, "value", None)
     if isinstance(held, ast.Name) and isinstance(env.get(held.id), ConfigArg):
         return env[held.id].read(node)
+    if isinstance(held, ast.Attribute):
+        # a field of a config nested in a config (`cfg.model.sparse`)
+        inner = _value(held, env)
+        if isinstance(inner, ConfigArg):
+            return inner.read(node)
     return _NO
 
 

@@ -91,6 +91,9 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
     if isinstance(stmt, _DEFS):
         unit.bound.add(stmt.name)
     is_def = isinstance(stmt, _DEFS)
+    # a lambda of a class-level statement may be a dataclass field's `default_factory`, which
+    # the engine evaluates for each instance made without that field
+    factories = bool(class_name) and not is_def
     words, used, bound = unit.words, unit.used, unit.bound
     stack = list(nodes)
     while stack:
@@ -130,7 +133,7 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             # `adj += d` reads `adj` as much as it binds it: `ast` marks the target Store only
             if type(n.target) is ast.Name:
                 used.add(n.target.id)
-        elif kind is ast.Lambda:
+        elif kind is ast.Lambda and not factories:
             # a lambda's body is never analysed: only its defaults are code that runs here
             stack.extend(n.args.defaults)
             stack.extend(d for d in n.args.kw_defaults if d is not None)
@@ -334,6 +337,10 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         if how == _BEARING and u.parent < 0:
             for j in callers[node.name]:
                 use(j, _BEARING)
+            for j in users[node.name]:
+                if units[j].parent >= 0 and not isinstance(units[j].node, _DEFS):
+                    # a class-level statement naming it: a dataclass field's `default_factory`
+                    make_whole(units[j].parent, _BEARING)
             if is_class(i):
                 # a subclass naming it as a base: its header (facts reach inherited methods
                 # through calls on the subclass)

@@ -305,12 +305,12 @@ class Effects:
             fact = fact.why(where, f"assigned to `{path}`")
         fact = self._sparse_embedding_grad(path, fact)
         if isinstance(target, cst.Attribute):
-            # `cfg.sparse = False` on a config object: the object's own record of the field
-            # (what a constructor it is passed to reads) follows
+            # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
+            # its attributes (what a constructor or callee it is passed to reads) follows
             owner = dotted(target.value)
             held = state.env.get(owner) if owner else None
             name = target.attr.value
-            if isinstance(held, Instance) and any(k == name for k, _ in held.attrs):
+            if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
                 attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
                 state.env[owner] = replace(held, attrs=attrs)
         state.bind(path, fact)
@@ -506,6 +506,12 @@ class Effects:
             if found is not None:
                 state.bind(*found)
                 return
+        if method in _DICT_UPDATES:
+            # `vars(args).update(...)`, `args.__dict__.update(...)`: any attribute may change
+            owner = _namespace_of(func.value)
+            if owner is not None and self._builtin("vars", state):
+                state.bind(owner, None)
+                return
         if method == "backward":
             state.saved.clear()
             return
@@ -621,6 +627,16 @@ def _calls_in(node: cst.CSTNode) -> list:
     except RecursionError:
         return []
     return out
+
+
+def _namespace_of(expr: cst.BaseExpression) -> Optional[str]:
+    """The object whose attribute dict `vars(obj)` or `obj.__dict__` is."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
+        return dotted(expr.value)
+    if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "vars"
+            and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None):
+        return dotted(expr.args[0].value)
+    return None
 
 
 def _target_paths(target: cst.BaseExpression) -> list[str]:

@@ -17,9 +17,10 @@ from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of
 from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
 from .pyvalues import PythonValues, value_fact
+from .objects import Objects
 
 
-class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
+class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
     """Derives facts for one scope (module body or one function body)."""
 
     def __init__(
@@ -313,6 +314,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
         outcome = self.calls.outcome(node) if self.calls is not None else None
         if outcome is not None and outcome.returned is not None:
             return outcome.returned
+        made = self._held_class_call(node, state)
+        if made is not None:
+            return made
         q = self.callee_name(func, state)
         if q == "functools.partial" and node.args and not node.args[0].keyword:
             target = self.callee_name(node.args[0].value, state)
@@ -324,6 +328,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             # runs the coroutine to its end: what it returns
             main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None
             return main.result if isinstance(main, Coroutine) else None
+        if q is not None and self.names.qualify(func) == q:
+            made = self._object_call(q, node, state)
+            if made is not None:
+                return made
         if q is not None:
             return self._torch_call(q, node, state, where)
         computed = self._evaluated(node, state) or self._container_call(node, state) or self._getattr(node, state)

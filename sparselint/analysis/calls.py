@@ -20,7 +20,8 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Evidence
-from .evaluation.facts import Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, with_evidence
+from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of,
+                               with_evidence)
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
 from .cst.tree import walk
@@ -72,6 +73,8 @@ class _Target:
     # a method of this file: with nothing known at the call, it is still analysed (silently,
     # as a function's summary is) for what it returns
     summary: bool = False
+    # a nested function's or a lambda's enclosing names it reads, bound at entry
+    closure: tuple = ()
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -103,6 +106,12 @@ class Calls:
         # (class, name) -> the method, or the class attribute's value (not when the file
         # stores that attribute name anywhere: an instance's own value or a changed one)
         self._members: dict[tuple, object] = {}
+        # a lambda as the function it stands for (`def _(params): return body`), made once
+        self._lambdas: dict[cst.Lambda, cst.FunctionDef] = {}
+        self._once: dict[cst.FunctionDef, frozenset] = {}
+        self._free_in: dict[cst.CSTNode, frozenset] = {}
+        self._makers: dict[cst.FunctionDef, bool] = {}
+        self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -127,11 +136,16 @@ class Calls:
             target = self._target(call, state)
             if target is None:
                 continue
-            outcome = self._invoke(target, call, state)
+            if isinstance(target, Callee):
+                outcome = self.call_value(target, call, state)
+            else:
+                outcome = self._invoke(target, call, state)
             if outcome is not None:
                 self.outcomes[call] = outcome
 
-    def _target(self, call: cst.Call, state) -> Optional[_Target]:
+    def _target(self, call: cst.Call, state):
+        """What a call runs: a `_Target`, or a callable value (`Callee`) that `call_value`
+        dispatches; None when it is not a callable of the project or is not known."""
         w = self.walker
         inf = w.ctx.inference
         func = call.func
@@ -140,6 +154,9 @@ class Calls:
         if isinstance(func, cst.Name):
             name = func.value
             fact = inf.fact(func, state)
+            if isinstance(fact, Callee) and fact.project and (
+                    fact.node is not None or fact.file or fact.args or fact.kwargs or fact.target != name):
+                return fact  # a function held by another name (`fn()` with `fn=make`), a lambda, a partial
             if isinstance(fact, Callee) and fact.local and "." in fact.target:
                 # a method held as a value: `build = Factory().build; build()`
                 cls, _, method = fact.target.partition(".")
@@ -153,18 +170,7 @@ class Calls:
             if name not in w.classes:
                 return self._imported(call, state, name, "")
             if name in w.classes:
-                klass = w.classes[name]
-                init = w.method(klass, "__init__")
-                module = w.module_of_class(name, call, inf, state)
-                there = None
-                if init is None and module is None:
-                    # `__init__` inherited from a base class of another module
-                    init, there = self._inherited(klass, "__init__") or (None, None)
-                if init is None and module is None:
-                    return _Target(None, name, klass=klass, makes="instance")
-                receiver = module if module is not None else Instance(cls=name)
-                return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance", walker=there)
+                return self._construct(name, call, state)
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
@@ -184,8 +190,199 @@ class Calls:
                     return self._method(recv.target, func.attr.value, None, None, bound=False)
                 return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
-            return self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
+            found = self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
+            if found is not None:
+                return found
+            # a function an object holds itself (`self.fn = make`): called as it is; one its
+            # class holds would be bound to the object first, and is not followed
+            path = dotted(func)
+            fact = inf.lookup(path, state) if path else None
+            if fact is None and isinstance(recv, (Instance, Module)):
+                fact = attr_of(recv.attrs, func.attr.value)
+        else:
+            # any other expression that gives a callable: `builders["main"]()`, `REGISTRY[name]()`,
+            # `getattr(module, "make")()`, `make_fn()()`
+            fact = inf.fact(func, state)
+        return fact if isinstance(fact, Callee) and fact.project else None
+
+    def _construct(self, name: str, call: cst.Call, state) -> _Target:
+        """A call of a class of this file: its `__init__` run on a new instance."""
+        w = self.walker
+        klass = w.classes[name]
+        init = w.method(klass, "__init__")
+        module = w.module_of_class(name, call, w.ctx.inference, state)
+        there = None
+        if init is None and module is None:
+            # `__init__` inherited from a base class of another module
+            init, there = self._inherited(klass, "__init__") or (None, None)
+        if init is None and module is None:
+            return _Target(None, name, klass=klass, makes="instance")
+        receiver = module if module is not None else Instance(cls=name)
+        return _Target(init, name, receiver=receiver, klass=klass,
+                       makes="module" if module is not None else "instance", walker=there)
+
+    # -- callables held as values --------------------------------------------------------
+
+    def call_value(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
+        """Calling a callable held as a value runs what a direct call of it runs, with the
+        arguments a `functools.partial` stored bound first; anything that cannot be
+        determined gives no outcome (the result and effects are unknown)."""
+        site = call
+        placeholders = ()
+        if fact.args or fact.kwargs:
+            call, state, placeholders = self._with_stored(fact, call, state)
+            fact = replace(fact, args=(), kwargs=())
+            if call is None:
+                return None
+        target = self._value_target(fact, call, state)
+        if not isinstance(target, _Target):
+            return target
+        outcome = self._invoke(target, call, state, site=site)
+        if outcome is not None and placeholders:
+            # the stored arguments have no name in the caller: nothing there changes
+            outcome.effects = {k: v for k, v in outcome.effects.items() if k.split(".")[0] not in placeholders}
+            outcome.saved = {k: v for k, v in outcome.saved.items() if k.split(".")[0] not in placeholders}
+        return outcome
+
+    def _with_stored(self, fact: Callee, call: cst.Call, state):
+        """The call a partial makes (`f(*stored, *given, **{**stored_kw, **given_kw})`),
+        spelled out with names for the stored facts, and a state that binds them."""
+        out = state.copy()
+        names = []
+
+        def holder(value) -> cst.Name:
+            name = f"__partial_argument_{len(names)}"
+            names.append(name)
+            if value is not None:
+                out.env[name] = value
+            return cst.Name(name)
+
+        given = {a.keyword.value for a in call.args if a.keyword is not None}
+        if any(a.star == "**" for a in call.args) and fact.kwargs:
+            return None, state, ()  # which stored keyword the mapping overrides is not known
+        args = [cst.Arg(holder(v)) for v in fact.args]
+        args += [a for a in call.args if a.keyword is None and a.star != "**"]
+        args += [cst.Arg(holder(v), keyword=cst.Name(k)) for k, v in fact.kwargs if k not in given]
+        args += [a for a in call.args if a.keyword is not None or a.star == "**"]
+        return cst.Call(func=call.func, args=args), out, frozenset(names)
+
+    def _value_target(self, fact: Callee, call: cst.Call, state):
+        """What calling a callable value runs: a `_Target` (analysed like a direct call of
+        it, and for what it returns even when nothing passed to it is known), an `Outcome`
+        (a model class of another module, built by the project index), or None."""
+        w = self.walker
+        here = os.path.abspath(w.ctx.path)
+        there = None
+        if fact.file and fact.file != here:
+            there = self._walker_for(fact.file)
+            if there is None:
+                return None
+            w.ctx.dependencies.add(fact.file)
+        owner = there if there is not None else w
+        if fact.node is not None:
+            node = fact.node if isinstance(fact.node, cst.FunctionDef) else owner.calls._lambda_def(fact.node)
+            return _Target(node, fact.target, walker=there, summary=True, closure=fact.closure)
+        if there is not None:
+            if fact.target in there.functions:
+                return _Target(there.functions[fact.target], fact.target, walker=there, summary=True)
+            if fact.target in there.classes:
+                return self._foreign_model(fact, call, state)
+            return None
+        if not fact.local:
+            return None
+        if "." in fact.target:
+            cls, _, method = fact.target.partition(".")
+            return self._method(cls, method, fact.receiver, None, bound=fact.receiver is not None)
+        if fact.target in w.functions:
+            return _Target(w.functions[fact.target], fact.target, summary=True)
+        if fact.target in w.classes:
+            return self._construct(fact.target, call, state)
         return None
+
+    def _foreign_model(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
+        """A model class of another module called through a value (`MODELS["tower"]()`): the
+        module the project index builds for these arguments, as a direct call gives it."""
+        from .project.models import project_index
+        w = self.walker
+        index = project_index()
+        qualname = f"{fact.file}::{fact.target}"
+        args = w._literal_args(call, w.ctx.inference, state)
+        info = index.instantiate(qualname, w.ctx.path, args, text=w.ctx.source)
+        if info is None:
+            return None
+        w.ctx.dependencies.update(info.files)
+        return Outcome(returned=Module(kind=fact.target, flags=info.flags, parts=info.parts, cls=qualname,
+                                       evidence=(Evidence.at(call, f"an instance of {info.evidence}"),)))
+
+    def function_value(self, node, inference, state) -> Callee:
+        """A `def` that is not at module level, or a `lambda`, as a value: it reads the
+        enclosing names bound once (the facts they hold now are those it sees when called)."""
+        name = node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"
+        return Callee(target=name, node=node, closure=self._closure(node, inference, state),
+                      evidence=(Evidence.at(node, f"`{name}` defined here"),))
+
+    def _closure(self, node, inference, state) -> tuple:
+        scope = getattr(inference, "scope_node", None)
+        if not inference.locals or not isinstance(scope, cst.FunctionDef):
+            return ()  # at module level, names are the module's, read at the call
+        once = self._bound_once(scope)
+        free = self._free_names(node) & once & inference.locals
+        if not free:
+            return ()
+        return tuple(sorted((k, v) for k, v in state.env.items() if k.split(".")[0] in free))
+
+    def _bound_once(self, scope: cst.FunctionDef) -> frozenset:
+        """Names of a function bound exactly once (a parameter or one assignment), not in a
+        loop and not written by a nested function: what a closure reads of them is the value
+        they hold when it is made."""
+        if scope not in self._once:
+            from .cst.syntax import declared_names
+            counts: dict[str, int] = {}
+            body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else ()
+            assigned_names(body, count=counts)
+            for p in parameters_of(scope):
+                counts[p] = counts.get(p, 0) + 1
+            unstable = set()
+            for n in walk(scope.body):
+                if isinstance(n, (cst.For, cst.While)):
+                    unstable |= assigned_names([n])
+                elif isinstance(n, (cst.FunctionDef, cst.Lambda)) and isinstance(getattr(n, "body", None), cst.IndentedBlock):
+                    unstable |= declared_names(n.body.body)
+            self._once[scope] = frozenset(k for k, c in counts.items() if c == 1 and k not in unstable)
+        return self._once[scope]
+
+    def _free_names(self, node) -> frozenset:
+        """Names a nested function or a lambda reads that it does not bind itself."""
+        if node not in self._free_in:
+            if isinstance(node, cst.Lambda):
+                params = {p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                                  *node.params.kwonly_params)}
+                params |= {s.name.value for s in (node.params.star_arg, node.params.star_kwarg) if isinstance(s, cst.Param)}
+                local = params
+            else:
+                local = parameters_of(node) | self._rebound_in(node)
+            self._free_in[node] = frozenset(n.value for n in walk(node.body) if isinstance(n, cst.Name)) - local
+        return self._free_in[node]
+
+    def _lambda_def(self, node: cst.Lambda) -> cst.FunctionDef:
+        """The function a lambda stands for: its parameters, returning its body."""
+        found = self._lambdas.get(node)
+        if found is None:
+            body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=node.body)])])
+            found = self._lambdas[node] = cst.FunctionDef(name=cst.Name("_lambda_"), params=node.params, body=body)
+        return found
+
+    def decoration(self, node: cst.FunctionDef, name: str) -> list:
+        """The calls a definition's decorators make, innermost first, each spelled as a
+        statement `decorator(name)`: run, they fill what the decorator fills (a registry)."""
+        out = []
+        for d in reversed(node.decorators):
+            key = (d, name)
+            if key not in self._decorations:
+                call = cst.Call(func=d.decorator, args=[cst.Arg(cst.Name(name))])
+                self._decorations[key] = cst.SimpleStatementLine(body=[cst.Expr(value=call)])
+            out.append(self._decorations[key])
+        return out
 
     def _method(self, cls: Optional[str], name: str, recv, recv_path: Optional[str], bound: bool) -> Optional[_Target]:
         """The method `name` of a class of this file (inherited from a base of this file if
@@ -417,13 +614,16 @@ class Calls:
             return Outcome(returned=Instance(cls=target.name, attrs=attrs, fields=_tuple_fields(target.klass),
                                              evidence=(Evidence.at(call, f"an instance of `{target.name}`"),)))
         bound, paths, known = self._bind(target, call, state)
+        if bound is not None and target.closure:
+            bound = {**dict(target.closure), **bound}
+            known = known or any(_relevant(f) for _, f in target.closure)
         # A function of another module is analysed even when nothing it is passed is known:
         # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
         # the summary of a function of this file is.
         if bound is None:
             return None
         silent = not (known or target.walker is not None)
-        if silent and not target.summary:
+        if silent and not (target.summary or self._makes_functions(target.node)):
             return None
         if len(_ACTIVE) >= MAX_DEPTH or target.node in _ACTIVE:
             return None
@@ -606,6 +806,13 @@ class Calls:
             known = any(_relevant(outer.get(n)) for n in self._globals_read(node))
         return bound, paths, known
 
+    def _makes_functions(self, node: cst.FunctionDef) -> bool:
+        """It defines a nested function or a lambda, which may keep what it is passed (a
+        decorator factory, a closure returned): worth following whatever it is passed."""
+        if node not in self._makers:
+            self._makers[node] = any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in walk(node.body))
+        return self._makers[node]
+
     def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
         """Parameters a function passes on as a keyword argument (`sparse=sparse`,
         `sparse=cfg["sparse"]`), and as any call argument (`Model(cfg.sparse)`, `f(flag)`)."""
@@ -772,8 +979,9 @@ def _relevant(fact, depth: int = 0) -> bool:
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
     if isinstance(fact, Items):
         return depth < 3 and any(_relevant(v, depth + 1) for v in fact.items)
-    # a function passed as a value is followed with the other facts of its call, not alone
-    return False
+    # a function of the project passed as a value: the callee may call it (`apply(make)`);
+    # a torch class is followed with the other facts of its call, not alone
+    return isinstance(fact, Callee) and fact.project
 
 
 def _parse(file: str) -> Optional[tuple]:
@@ -807,6 +1015,13 @@ def _portable(fact, ctx, path: str):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
+    if isinstance(fact, Callee) and fact.project:
+        # a callable of that file, called elsewhere, is looked up in its module
+        out = replace(out, file=fact.file or os.path.abspath(ctx.path),
+                      closure=tuple((k, _portable(v, ctx, path)) for k, v in fact.closure),
+                      args=tuple(_portable(v, ctx, path) for v in fact.args),
+                      kwargs=tuple((k, _portable(v, ctx, path)) for k, v in fact.kwargs),
+                      receiver=_portable(fact.receiver, ctx, path))
     return out
 
 

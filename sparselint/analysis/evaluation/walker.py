@@ -158,6 +158,7 @@ class Walker:
         locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
+        inference.scope_node = node
         inference.sparse_weights = self._sparse_weights(node, node.body.body if isinstance(node.body, cst.IndentedBlock) else (), names)
         decorated = self._decorated_grad_mode(node, names)
         inference.grad_enabled = grad_enabled if decorated is None else decorated
@@ -489,14 +490,42 @@ class Walker:
                 end = self._branch(lambda c=case: self.block(c.body.body, state.copy()))[0]
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            if isinstance(node, cst.ClassDef) and node not in self._class_outer:
+        if isinstance(node, cst.FunctionDef):
+            return self.define(node, state)
+        if isinstance(node, cst.ClassDef):
+            if node not in self._class_outer:
                 # its body runs now: class attributes see the names bound so far
                 self._class_outer[node] = {**self.ctx.inference.outer, **state.env}
             out = state.copy()
             out.bind(node.name.value, None)
             return out
         return state
+
+    def define(self, node: cst.FunctionDef, state: State) -> State:
+        """A `def` binds its name to the function, then each decorator is called on it,
+        innermost first (what they do runs now: a registry they fill holds the function).
+        In a function the name holds the function as a value, with the enclosing facts it
+        reads, or what the decorators return; at module level it keeps meaning the function
+        of this file (the decorators are taken to return it)."""
+        inf = self.ctx.inference
+        name = node.name.value
+        nested = isinstance(self.ctx.scope.node, cst.FunctionDef) if self.ctx.scope is not None else False
+        out = state.copy()
+        out.bind(name, self.calls.function_value(node, inf, state) if nested else None)
+        if not node.decorators:
+            return out
+        saved = (self.ctx.statement, self.ctx.line_node)
+        self.ctx.statement = self.ctx.line_node = node
+        try:
+            for line in self.calls.decoration(node, name):
+                expr = line.body[0]
+                self.calls.prepare(expr, out)
+                result = inf.fact(expr.value, out)
+                out = inf.apply(expr, out)
+                out.bind(name, result if nested else None)
+        finally:
+            self.ctx.statement, self.ctx.line_node = saved
+        return out
 
     def header(self, node, exprs, state: State) -> None:
         self.ctx.statement = self.ctx.line_node = node

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from .. import shapes
+from ....diagnostics import Evidence
 from ..facts import NOGRAD, NONLEAF, Callee, Const, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, union_params
 from ...cst.names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
@@ -41,6 +42,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
         # names of the functions and classes the file defines at module level
         self.project_names = project_names
         self.grad_enabled = True
+        # the function whose body this inference reads (None for a module or class body)
+        self.scope_node = None
         # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
         self.sparse_weights: dict[str, cst.Call] = {}
 
@@ -79,11 +82,11 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             if not isinstance(root, cst.Name) or (root.value not in state.env and root.value not in self.outer):
                 return None  # only a name bound in this scope or the module can hold a class
             fact = self.fact(func, state)
-            if isinstance(fact, Callee) and not fact.local:
+            if isinstance(fact, Callee) and not fact.project:
                 return fact.target
         if q is None and isinstance(func, cst.Call):
             fact = self.fact(func, state)  # `getattr(torch.optim, "Adam")(params)`
-            if isinstance(fact, Callee) and not fact.local:
+            if isinstance(fact, Callee) and not fact.project:
                 return fact.target
         return q
 
@@ -171,7 +174,22 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             return self._comprehended(node, state)
         if isinstance(node, cst.NamedExpr):
             return self.fact(node.value, state)
+        if isinstance(node, cst.Lambda):
+            return self.calls.function_value(node, self, state) if self.calls is not None else None
         return None
+
+    def _partial(self, node: cst.Call, state: State) -> Optional[Callee]:
+        """`functools.partial(f, a, k=b)` of a callable of the project: the same callable with
+        the facts of `a` and `b` bound first, as they are when the partial is made."""
+        func = self.fact(node.args[0].value, state)
+        rest = node.args[1:]
+        if not isinstance(func, Callee) or not func.project or any(a.star for a in rest):
+            return None
+        args = tuple(self.fact(a.value, state) for a in rest if a.keyword is None)
+        given = {a.keyword.value: self.fact(a.value, state) for a in rest if a.keyword is not None}
+        kwargs = tuple((k, v) for k, v in func.kwargs if k not in given) + tuple(given.items())
+        return replace(func, args=func.args + args, kwargs=kwargs,
+                       evidence=func.evidence + (Evidence.at(node, "arguments bound by `functools.partial`"),))
 
     def _grad_of(self, inputs: list[Optional[Tensor]]) -> Optional[str]:
         if not self.grad_enabled:
@@ -303,7 +321,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             if target is not None:
                 kws = tuple((a.keyword.value, self.value(a.value, state)) for a in node.args[1:] if a.keyword is not None)
                 return Callee(target=target, keywords=kws)
-            return None
+            return self._partial(node, state)
         if q is not None:
             return self._torch_call(q, node, state, where)
         computed = self._evaluated(node, state) or self._container_call(node, state) or self._getattr(node, state)

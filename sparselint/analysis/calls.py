@@ -112,6 +112,7 @@ class Calls:
         self._free_in: dict[cst.CSTNode, frozenset] = {}
         self._makers: dict[cst.FunctionDef, bool] = {}
         self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
+        self._imported_values: dict[tuple, Optional[Fact]] = {}
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -154,6 +155,8 @@ class Calls:
         if isinstance(func, cst.Name):
             name = func.value
             fact = inf.fact(func, state)
+            if isinstance(fact, Callee) and fact.file and inf.lookup(name, state) is None:
+                return self._imported(call, state, name, "")  # the imported function itself
             if isinstance(fact, Callee) and fact.project and (
                     fact.node is not None or fact.file or fact.args or fact.kwargs or fact.target != name):
                 return fact  # a function held by another name (`fn()` with `fn=make`), a lambda, a partial
@@ -298,6 +301,40 @@ class Calls:
         if fact.target in w.classes:
             return self._construct(fact.target, call, state)
         return None
+
+    def imported_value(self, local: str, attribute: str = "") -> Optional[Fact]:
+        """What a name imported from another module of the project holds (`from models import
+        MODELS`, `helpers.make` after `import helpers`): a function or class there as a
+        callable value, or the fact its module body leaves in a name it binds once. A dict
+        is known only for the keys it holds there: another module may add keys to it."""
+        w = self.walker
+        if not attribute and not w.bound_once(local):
+            return None  # rebound here: not only what the import gives
+        key = (local, attribute)
+        if key in self._imported_values:
+            return self._imported_values[key]
+        self._imported_values[key] = None  # a cycle of imports gives nothing
+        from .project.models import project_index
+        index = project_index()
+        ctx = w.ctx
+        found = index.resolve_binding(local, ctx.path, ctx.source, attribute)
+        ctx.dependencies.update(index.missing)
+        value = None
+        if found is not None:
+            file, name = found
+            there = self._walker_for(file)
+            if there is not None and os.path.abspath(file) != os.path.abspath(ctx.path):
+                ctx.dependencies.add(file)
+                if name in there.functions or name in there.classes:
+                    value = Callee(target=name, file=os.path.abspath(file))
+                elif there.bound_once(name):
+                    value = _portable(there.module_facts().get(name), there.ctx, there.ctx.path)
+                    if isinstance(value, Instance) and value.cls == "dict":
+                        value = replace(value, keys=None)
+                    elif isinstance(value, (Items, Params)):
+                        value = None  # a list another module may change in place
+        self._imported_values[key] = value
+        return value
 
     def _foreign_model(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
         """A model class of another module called through a value (`MODELS["tower"]()`): the

@@ -57,6 +57,9 @@ class Walker:
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
+        # the module's stable top-level facts, for the modules that import from it
+        self._module_facts: Optional[dict[str, Fact]] = None
+        self._module_counts: Optional[dict[str, int]] = None
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
 
     # -- scopes ------------------------------------------------------------------------
@@ -80,6 +83,33 @@ class Walker:
         stable = self._stable_globals(body, final)
         for st in body:
             self.definitions(st, stable)
+
+    def module_facts(self) -> dict[str, Fact]:
+        """The facts the module body leaves in names bound once (what `from here import
+        NAME` gives another module), found by running the body once, silently."""
+        if self._module_facts is None:
+            self._module_facts = {}  # an import cycle back here sees nothing
+            body = self.module.body
+            if not self.functions and not self.classes:
+                self.collect()
+            inference = self._inference(self.ctx.names, {}, frozenset())
+            inference.sparse_weights = self._sparse_weights(self.module, body, inference.names)
+            if self.module_inference is None:
+                self.module_inference = inference
+            self.silent += 1
+            try:
+                final = self.scope(body, State(), inference, Scope(self.module, backward_calls_in_block(body)))
+            finally:
+                self.silent -= 1
+            self._module_facts = self._stable_globals(body, final)
+        return self._module_facts
+
+    def bound_once(self, name: str) -> bool:
+        """The module binds the name in one place only (an import, a `def`, one assignment)."""
+        if self._module_counts is None:
+            self._module_counts = {}
+            assigned_names(self.module.body, count=self._module_counts)
+        return self._module_counts.get(name, 0) == 1
 
     def _inference(self, names: Names, outer: dict, locals_: frozenset) -> Inference:
         return Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,

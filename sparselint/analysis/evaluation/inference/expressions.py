@@ -110,7 +110,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
         base = self.fact(node.args[0].value, state)
         if isinstance(base, (Instance, Module)) and not (isinstance(base, Instance) and base.cls in ("dict", "list", "tuple")):
             return attr_of(base.attrs, name)
-        return None
+        # `getattr(module, "name")` of a module of the project: what `module.name` holds
+        return self._attribute(spelled, state) if base is None and isinstance(node.args[0].value, cst.Name) else None
 
     def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         # Facts are memoised for the length of one outermost evaluation (the state cannot
@@ -138,6 +139,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             fact = self.lookup(node.value, state)
             if fact is None and node.value in self.project_names and node.value not in self.locals:
                 return Callee(target=node.value, local=True)
+            if fact is None and self.calls is not None and node.value not in self.locals:
+                return self.calls.imported_value(node.value)
             return fact
         if isinstance(node, (cst.Integer, cst.Float)):
             return Scalar(value=literal(node))
@@ -220,6 +223,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues):
             return Callee(target=q) if _is_optimizer_class(q) else None
         base = self.fact(node.value, state)
         where = node
+        if (base is None and isinstance(node.value, cst.Name) and self.calls is not None
+                and node.value.value not in self.locals and self.lookup(node.value.value, state) is None):
+            return self.calls.imported_value(node.value.value, attr)  # `helpers.make` of `import helpers`
         if isinstance(base, Instance):
             held = attr_of(base.attrs, attr)
             return held if held is not None else self._member(node, base, state)

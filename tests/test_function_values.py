@@ -266,3 +266,42 @@ def test_a_callee_that_cannot_be_determined_is_silent(cli, tmp_path):
         z = apply(make)
         print(z.indices())
     """}) == []
+
+
+def test_a_registry_of_another_module_is_filled_by_the_modules_imported_for_it(cli, tmp_path):
+    registry = """
+        REGISTRY = {}
+
+        def register(name):
+            def add(fn):
+                REGISTRY[name] = fn
+                return fn
+            return add
+    """
+    builders = """
+        import torch.nn as nn
+        from registry import register
+
+        @register("sparse")
+        def make():
+            return nn.Embedding(10, 4, sparse=True)
+
+        @register("dense")
+        class Dense(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(10, 4)
+    """
+    main = """
+        import torch
+        import builders
+        from registry import REGISTRY
+
+        model = REGISTRY["{key}"]()
+        opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    """
+    files = {"registry.py": registry, "builders.py": builders}
+    assert findings(cli, tmp_path, {**files, "main.py": main.format(key="sparse")}) == [("main.py", 6, "SPL401")]
+    assert findings(cli, tmp_path, {**files, "main.py": main.format(key="dense")}) == []
+    # without the import that runs the decorators the registry holds nothing known
+    assert findings(cli, tmp_path, {**files, "main.py": main.format(key="sparse").replace("import builders", "")}) == []

@@ -112,7 +112,8 @@ class Calls:
         self._free_in: dict[cst.CSTNode, frozenset] = {}
         self._makers: dict[cst.FunctionDef, bool] = {}
         self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
-        self._imported_values: dict[tuple, Optional[Fact]] = {}
+        self._imported_values: dict[tuple, Optional[tuple]] = {}
+        self._read: Optional[frozenset] = None
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -311,30 +312,72 @@ class Calls:
         if not attribute and not w.bound_once(local):
             return None  # rebound here: not only what the import gives
         key = (local, attribute)
-        if key in self._imported_values:
-            return self._imported_values[key]
-        self._imported_values[key] = None  # a cycle of imports gives nothing
-        from .project.models import project_index
-        index = project_index()
-        ctx = w.ctx
-        found = index.resolve_binding(local, ctx.path, ctx.source, attribute)
-        ctx.dependencies.update(index.missing)
-        value = None
-        if found is not None:
-            file, name = found
-            there = self._walker_for(file)
-            if there is not None and os.path.abspath(file) != os.path.abspath(ctx.path):
-                ctx.dependencies.add(file)
-                if name in there.functions or name in there.classes:
-                    value = Callee(target=name, file=os.path.abspath(file))
-                elif there.bound_once(name):
-                    value = _portable(there.module_facts().get(name), there.ctx, there.ctx.path)
-                    if isinstance(value, Instance) and value.cls == "dict":
-                        value = replace(value, keys=None)
-                    elif isinstance(value, (Items, Params)):
-                        value = None  # a list another module may change in place
-        self._imported_values[key] = value
+        if key not in self._imported_values:
+            self._imported_values[key] = None  # a cycle of imports gives nothing
+            from .project.models import project_index
+            index = project_index()
+            ctx = w.ctx
+            found = index.resolve_binding(local, ctx.path, ctx.source, attribute)
+            ctx.dependencies.update(index.missing)
+            if found is not None and os.path.abspath(found[0]) != os.path.abspath(ctx.path):
+                self._imported_values[key] = found
+                ctx.dependencies.add(found[0])
+        found = self._imported_values[key]
+        if found is None:
+            return None
+        file, name = found
+        there = self._walker_for(file)
+        if there is None:
+            return None
+        if name in there.functions or name in there.classes:
+            return Callee(target=name, file=os.path.abspath(file))
+        if not there.bound_once(name):
+            return None
+        # read now: what its module holds after the imports run so far (a registry filled)
+        value = _portable(there.module_facts().get(name), there.ctx, there.ctx.path)
+        if isinstance(value, Instance) and value.cls == "dict":
+            return replace(value, keys=None)
+        if isinstance(value, (Items, Params)):
+            return None  # a list another module may change in place
         return value
+
+    def run_imports(self, node) -> None:
+        """`import builders` whose name the file never reads is there for what the module's
+        body does (decorators filling a registry of another module): its body runs now."""
+        from .project.models import project_index
+        if isinstance(node, cst.Import):
+            modules = [(dotted(a.name), (dotted(a.asname.name) if a.asname else dotted(a.name).split(".")[0]))
+                       for a in node.names]
+        elif isinstance(node, cst.ImportFrom) and node.module is None and not isinstance(node.names, cst.ImportStar):
+            dots = "." * len(node.relative)
+            modules = [(dots + a.name.value, dotted(a.asname.name) if a.asname else a.name.value)
+                       for a in node.names if isinstance(a.name, cst.Name)]
+        else:
+            return
+        read = self._names_read()
+        index = project_index()
+        for module, local in modules:
+            if not module or local in read:
+                continue
+            file = index._import_file(module, self.walker.ctx.path)
+            there = self._walker_for(file) if file is not None else None
+            if there is not None:
+                self.walker.ctx.dependencies.add(file)
+                there.module_facts()
+
+    def _names_read(self) -> frozenset:
+        if self._read is None:
+            found = set()
+            stack = [self.walker.module]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, (cst.Import, cst.ImportFrom)):
+                    continue
+                if isinstance(n, cst.Name):
+                    found.add(n.value)
+                stack.extend(n.children)
+            self._read = frozenset(found)
+        return self._read
 
     def _foreign_model(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
         """A model class of another module called through a value (`MODELS["tower"]()`): the
@@ -608,7 +651,7 @@ class Calls:
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
             if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
-                       for a in call.args):
+                       for a in call.args) and not self._imported_maker(local, attribute):
                 return None
         from .project.models import project_index
         index = project_index()
@@ -624,6 +667,17 @@ class Calls:
         ctx.dependencies.add(file)
         return _Target(walker.functions[name], name, walker=walker)
 
+    def _imported_maker(self, local: str, attribute: str) -> bool:
+        """A function of another module that defines nested functions (a decorator factory):
+        what it returns may keep what it is passed."""
+        from .project.models import project_index
+        ctx = self.walker.ctx
+        found = project_index().resolve_function(local, ctx.path, ctx.source, attribute)
+        if found is None:
+            return False
+        walker = self._walker_for(found[0])
+        return walker is not None and found[1] in walker.functions and self._makes_functions(walker.functions[found[1]])
+
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
         if file not in self._foreign:
@@ -638,6 +692,9 @@ class Calls:
                                                       os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
                 ctx = Context(shown, text, Names(dict(aliases)), module)
                 walker = type(self.walker)(module, ctx, self.walker.hooks)
+                # one walker per module for the whole check: a module's globals are one
+                # state, which a call from any module may change
+                walker.calls._foreign = self._foreign
                 walker.collect()
             self._foreign[file] = walker
         return self._foreign[file]
@@ -678,7 +735,8 @@ class Calls:
             there = target.walker
             before = len(there.ctx.diagnostics)
             saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
-            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(site), saved)
+            result = there.calls._analyse(target.node, bound, there.module_facts(), inf.grad_enabled,
+                                          here.backward_follows(site), saved)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
@@ -710,6 +768,8 @@ class Calls:
             if key.startswith(_GLOBAL):
                 if target.walker is None:
                     outcome.effects[key[len(_GLOBAL):]] = fact
+                else:
+                    target.walker.module_changed(key[len(_GLOBAL):], fact)
                 continue
             root, _, rest = key.partition(".")
             caller = paths.get(root)

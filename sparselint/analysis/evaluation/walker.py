@@ -104,6 +104,19 @@ class Walker:
             self._module_facts = self._stable_globals(body, final)
         return self._module_facts
 
+    def module_changed(self, path: str, fact: Optional[Fact]) -> None:
+        """A call from another module changed a global of this one (a registry filled)."""
+        facts = self.module_facts()
+        if path.split(".")[0] not in facts:
+            return
+        prefix = path + "."
+        for key in [k for k in facts if k.startswith(prefix)]:
+            del facts[key]
+        if fact is None:
+            facts.pop(path, None)
+        else:
+            facts[path] = fact
+
     def bound_once(self, name: str) -> bool:
         """The module binds the name in one place only (an import, a `def`, one assignment)."""
         if self._module_counts is None:
@@ -451,6 +464,8 @@ class Walker:
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.ctx.statement, self.ctx.line_node = small, node
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and inf is self.module_inference:
+                    self.calls.run_imports(small)
                 self.calls.prepare(small, state)
                 self.dispatch(small, state)
                 returned = inf.fact(small.value, state) if isinstance(small, cst.Return) and small.value is not None else _NO_VALUE
@@ -526,20 +541,19 @@ class Walker:
             if node not in self._class_outer:
                 # its body runs now: class attributes see the names bound so far
                 self._class_outer[node] = {**self.ctx.inference.outer, **state.env}
-            out = state.copy()
-            out.bind(node.name.value, None)
-            return out
+            return self.define(node, state)
         return state
 
-    def define(self, node: cst.FunctionDef, state: State) -> State:
-        """A `def` binds its name to the function, then each decorator is called on it,
-        innermost first (what they do runs now: a registry they fill holds the function).
-        In a function the name holds the function as a value, with the enclosing facts it
-        reads, or what the decorators return; at module level it keeps meaning the function
-        of this file (the decorators are taken to return it)."""
+    def define(self, node, state: State) -> State:
+        """A `def` or `class` binds its name, then each decorator is called on it, innermost
+        first (what they do runs now: a registry they fill holds the function). In a
+        function a nested `def` is a value, with the enclosing facts it reads, or what the
+        decorators return; at module level the name keeps meaning the function or class of
+        this file (the decorators are taken to return it)."""
         inf = self.ctx.inference
         name = node.name.value
-        nested = isinstance(self.ctx.scope.node, cst.FunctionDef) if self.ctx.scope is not None else False
+        nested = (isinstance(node, cst.FunctionDef) and self.ctx.scope is not None
+                  and isinstance(self.ctx.scope.node, cst.FunctionDef))
         out = state.copy()
         out.bind(name, self.calls.function_value(node, inf, state) if nested else None)
         if not node.decorators:

@@ -114,6 +114,7 @@ class Calls:
         self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
         self._imported_values: dict[tuple, Optional[tuple]] = {}
         self._read: Optional[frozenset] = None
+        self._values: Optional[frozenset] = None
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -277,6 +278,10 @@ class Calls:
         w = self.walker
         here = os.path.abspath(w.ctx.path)
         there = None
+        if fact.file and fact.file != here and fact.node is None:
+            from .project.models import project_index
+            if project_index().binding_kind(fact.file, fact.target) == "class":
+                return self._foreign_model(fact, call, state)  # built by the project index, no parse
         if fact.file and fact.file != here:
             there = self._walker_for(fact.file)
             if there is None:
@@ -311,10 +316,10 @@ class Calls:
         w = self.walker
         if not attribute and not w.bound_once(local):
             return None  # rebound here: not only what the import gives
+        from .project.models import project_index
         key = (local, attribute)
         if key not in self._imported_values:
             self._imported_values[key] = None  # a cycle of imports gives nothing
-            from .project.models import project_index
             index = project_index()
             ctx = w.ctx
             found = index.resolve_binding(local, ctx.path, ctx.source, attribute)
@@ -326,12 +331,11 @@ class Calls:
         if found is None:
             return None
         file, name = found
-        there = self._walker_for(file)
-        if there is None:
-            return None
-        if name in there.functions or name in there.classes:
+        if project_index().binding_kind(file, name) in ("function", "class"):
+            # a callable: its module is parsed only if it is called
             return Callee(target=name, file=os.path.abspath(file))
-        if not there.bound_once(name):
+        there = self._walker_for(file)
+        if there is None or not there.bound_once(name):
             return None
         # read now: what its module holds after the imports run so far (a registry filled)
         value = _portable(there.module_facts().get(name), there.ctx, there.ctx.path)
@@ -367,17 +371,21 @@ class Calls:
 
     def _names_read(self) -> frozenset:
         if self._read is None:
-            found = set()
-            stack = [self.walker.module]
-            while stack:
-                n = stack.pop()
-                if isinstance(n, (cst.Import, cst.ImportFrom)):
-                    continue
-                if isinstance(n, cst.Name):
-                    found.add(n.value)
-                stack.extend(n.children)
-            self._read = frozenset(found)
+            from .project.models import project_index
+            ctx = self.walker.ctx
+            self._read = project_index().names_read(ctx.path, ctx.source)
         return self._read
+
+    def module_outer(self, node: cst.FunctionDef) -> dict:
+        """The module facts a function of this module sees: its module's globals, worked out
+        (by running the module body) only when it reads a name the module body assigns."""
+        if self._values is None:
+            body = [s for s in self.walker.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and not (
+                isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body))]
+            self._values = frozenset(assigned_names(body)) - set(self.walker.functions) - set(self.walker.classes)
+        if self._values.isdisjoint(self._globals_read(node)):
+            return {}
+        return self.walker.module_facts()
 
     def _foreign_model(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
         """A model class of another module called through a value (`MODELS["tower"]()`): the
@@ -672,11 +680,9 @@ class Calls:
         what it returns may keep what it is passed."""
         from .project.models import project_index
         ctx = self.walker.ctx
-        found = project_index().resolve_function(local, ctx.path, ctx.source, attribute)
-        if found is None:
-            return False
-        walker = self._walker_for(found[0])
-        return walker is not None and found[1] in walker.functions and self._makes_functions(walker.functions[found[1]])
+        index = project_index()
+        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
+        return found is not None and index.makes_functions(*found)
 
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
@@ -735,7 +741,7 @@ class Calls:
             there = target.walker
             before = len(there.ctx.diagnostics)
             saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
-            result = there.calls._analyse(target.node, bound, there.module_facts(), inf.grad_enabled,
+            result = there.calls._analyse(target.node, bound, there.calls.module_outer(target.node), inf.grad_enabled,
                                           here.backward_follows(site), saved)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
@@ -904,10 +910,15 @@ class Calls:
         return bound, paths, known
 
     def _makes_functions(self, node: cst.FunctionDef) -> bool:
-        """It defines a nested function or a lambda, which may keep what it is passed (a
-        decorator factory, a closure returned): worth following whatever it is passed."""
+        """It returns a nested function or a lambda, which may keep what it is passed (a
+        decorator factory, a closure): worth following whatever it is passed."""
         if node not in self._makers:
-            self._makers[node] = any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in walk(node.body))
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            nested = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+            self._makers[node] = bool(nested or any(isinstance(n, cst.Lambda) for n in walk(node.body))) and any(
+                isinstance(n, cst.Return) and (isinstance(n.value, cst.Lambda)
+                                               or (isinstance(n.value, cst.Name) and n.value.value in nested))
+                for n in walk(node.body))
         return self._makers[node]
 
     def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:

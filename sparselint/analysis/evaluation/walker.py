@@ -32,6 +32,9 @@ _NO_VALUE = object()  # a bare `return`
 # Annotations that never name a model class of the project.
 _NOT_MODELS = frozenset({"Tensor", "Optional", "Any", "List", "Dict", "Tuple", "Union", "Callable", "Sequence",
                          "Iterable", "Iterator", "Module", "Parameter", "Optimizer"})
+# A module whose globals another module reads is run once per check when it is at most
+# this long (a config, a registry); a longer one's globals stay unknown, to keep the cost low.
+MAX_MODULE_FACTS_SOURCE = 20_000
 # Deeper loops are analysed for their first iteration only, to keep the cost linear.
 MAX_LOOP_DEPTH_TWICE = 3
 
@@ -89,6 +92,8 @@ class Walker:
         NAME` gives another module), found by running the body once, silently."""
         if self._module_facts is None:
             self._module_facts = {}  # an import cycle back here sees nothing
+            if len(self.ctx.source) > MAX_MODULE_FACTS_SOURCE:
+                return self._module_facts  # not worth running its body: its names stay unknown
             body = self.module.body
             if not self.functions and not self.classes:
                 self.collect()

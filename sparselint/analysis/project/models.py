@@ -275,6 +275,37 @@ class ProjectIndex:
         class or a value (`from registry import REGISTRY`)."""
         return self._resolve(local, path, text, attribute, True)
 
+    def binding_kind(self, file: str, name: str) -> Optional[str]:
+        """"function", "class" or "value": what a module binds to a top-level name, read from
+        its `ast` (no LibCST parse)."""
+        loaded = self._load(file)
+        if loaded is None:
+            return None
+        for node in loaded[0].body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return "function"
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return "class"
+        return "value"
+
+    def makes_functions(self, file: str, name: str) -> bool:
+        """A top-level function of a module returns a nested function or a lambda (a
+        decorator factory), read from its `ast`."""
+        loaded = self._load(file)
+        for node in loaded[0].body if loaded is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                nested = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                return any(isinstance(n, ast.Return) and (isinstance(n.value, ast.Lambda) or (
+                    isinstance(n.value, ast.Name) and n.value.id in nested)) for n in ast.walk(node))
+        return False
+
+    def names_read(self, file: str, text: Optional[str] = None) -> frozenset:
+        """Every name a module reads anywhere (its `ast`), imports aside."""
+        loaded = self._load(file, text)
+        if loaded is None:
+            return frozenset()
+        return frozenset(n.id for n in ast.walk(loaded[0]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
     def _resolve(self, local: str, path: str, text: Optional[str], attribute: str, any_binding: bool):
         loaded = self._load(path, text)
         if loaded is None:

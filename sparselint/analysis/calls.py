@@ -1115,6 +1115,15 @@ def _portable(fact, ctx, path: str):
     when that is not the file of the finding), so it can travel to another file."""
     if fact is None or not hasattr(fact, "evidence"):
         return fact
+    if isinstance(fact, Callee) and fact.project:
+        # a callable of that file, called elsewhere, is looked up in its module; its own
+        # evidence is not shown in findings (and resolving it would place every node of
+        # the file): what it holds travels
+        return replace(fact, evidence=(), file=fact.file or os.path.abspath(ctx.path),
+                       closure=tuple((k, _portable(v, ctx, path)) for k, v in fact.closure),
+                       args=tuple(_portable(v, ctx, path) for v in fact.args),
+                       kwargs=tuple((k, _portable(v, ctx, path)) for k, v in fact.kwargs),
+                       receiver=_portable(fact.receiver, ctx, path))
     resolved = tuple(e if e.path else replace(e, path=path) for e in ctx._resolve(fact.evidence))
     out = replace(fact, evidence=resolved)
     if getattr(fact, "values_of", None) is not None:
@@ -1123,13 +1132,6 @@ def _portable(fact, ctx, path: str):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
-    if isinstance(fact, Callee) and fact.project:
-        # a callable of that file, called elsewhere, is looked up in its module
-        out = replace(out, file=fact.file or os.path.abspath(ctx.path),
-                      closure=tuple((k, _portable(v, ctx, path)) for k, v in fact.closure),
-                      args=tuple(_portable(v, ctx, path) for v in fact.args),
-                      kwargs=tuple((k, _portable(v, ctx, path)) for k, v in fact.kwargs),
-                      receiver=_portable(fact.receiver, ctx, path))
     return out
 
 

@@ -66,7 +66,9 @@ def test_tokens_count_only_as_code():
     assert TOKENS.search("emb = nn.Embedding(3, 2, sparse = True)\n")
     # the raw-text test is a superset: strings and comments pass it, the syntax tree does not
     assert kept('"""build it with torch.sparse_coo_tensor(i, v)"""\nimport torch\n# x.to_sparse()\n') is None
-    assert kept("import torch\nf = lambda x: x.to_sparse()\nitems = [f]\n") is None
+    # a lambda's body is code: calling the lambda runs it, and the engine follows that call
+    assert kept("import torch\nf = lambda x: x.to_sparse()\nitems = [f]\n") == [
+        "import torch", "f = lambda x: x.to_sparse()", "items = [f]"]
     # a reference in a table is not a call
     assert kept("import torch\nTABLE = {torch.Tensor.to_sparse_csr: 1}\n") is None
     assert kept("import torch\nadj = x.to_sparse_csr()\n") == ["import torch", "adj = x.to_sparse_csr()"]

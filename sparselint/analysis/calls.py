@@ -76,6 +76,8 @@ class _Target:
     # a method of this file: with nothing known at the call, it is still analysed (silently,
     # as a function's summary is) for what it returns
     summary: bool = False
+    # a nested function's or a lambda's enclosing names it reads, bound at entry
+    closure: tuple = ()
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -109,6 +111,15 @@ class Calls:
         # stores that attribute name anywhere: an instance's own value or a changed one)
         self._members: dict[tuple, object] = {}
         self._keeps: dict[cst.FunctionDef, bool] = {}
+        # a lambda as the function it stands for (`def _(params): return body`), made once
+        self._lambdas: dict[cst.Lambda, cst.FunctionDef] = {}
+        self._once: dict[cst.FunctionDef, frozenset] = {}
+        self._free_in: dict[cst.CSTNode, frozenset] = {}
+        self._makers: dict[cst.FunctionDef, bool] = {}
+        self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
+        self._imported_values: dict[tuple, Optional[tuple]] = {}
+        self._read: Optional[frozenset] = None
+        self._values: Optional[frozenset] = None
 
     # -- what a call reaches -----------------------------------------------------------
 
@@ -133,11 +144,16 @@ class Calls:
             target = self._target(call, state)
             if target is None:
                 continue
-            outcome = self._invoke(target, call, state)
+            if isinstance(target, Callee):
+                outcome = self.call_value(target, call, state)
+            else:
+                outcome = self._invoke(target, call, state)
             if outcome is not None:
                 self.outcomes[call] = outcome
 
-    def _target(self, call: cst.Call, state) -> Optional[_Target]:
+    def _target(self, call: cst.Call, state):
+        """What a call runs: a `_Target`, or a callable value (`Callee`) that `call_value`
+        dispatches; None when it is not a callable of the project or is not known."""
         w = self.walker
         inf = w.ctx.inference
         func = call.func
@@ -146,6 +162,11 @@ class Calls:
         if isinstance(func, cst.Name):
             name = func.value
             fact = inf.fact(func, state)
+            if isinstance(fact, Callee) and fact.file and inf.lookup(name, state) is None:
+                return self._imported(call, state, name, "")  # the imported function itself
+            if isinstance(fact, Callee) and fact.project and (
+                    fact.node is not None or fact.file or fact.args or fact.kwargs or fact.target != name):
+                return fact  # a function held by another name (`fn()` with `fn=make`), a lambda, a partial
             if isinstance(fact, Callee) and fact.local and "." in fact.target:
                 # a method held as a value: `build = Factory().build; build()`
                 cls, _, method = fact.target.partition(".")
@@ -159,24 +180,7 @@ class Calls:
             if name not in w.classes:
                 return self._imported(call, state, name, "")
             if name in w.classes:
-                klass = w.classes[name]
-                init = w.method(klass, "__init__")
-                module = w.module_of_class(name, call, inf, state)
-                if module is None and records.record_kind(klass) is not None and not _defines(klass, "__init__"):
-                    # the generated `__init__` of a record, not one a base defines
-                    return _Target(None, name, klass=klass, makes="instance")
-                there = None
-                if init is None and module is None:
-                    # `__init__` inherited from a base class of another module
-                    init, there = self._inherited(klass, "__init__") or (None, None)
-                if init is None and module is None:
-                    return _Target(None, name, klass=klass, makes="instance")
-                receiver = module if module is not None else Instance(cls=name, attrs=self._new_args(name, call, state))
-                # a plain object is what its `__init__` makes of it, whatever it is passed
-                # (`self.inner = Inner()`): followed silently, as a method's summary is
-                return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance", walker=there,
-                               summary=module is None)
+                return self._class_target(name, call, state)
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
@@ -196,8 +200,290 @@ class Calls:
                     return self._method(recv.target, func.attr.value, None, None, bound=False)
                 return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
-            return self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
+            found = self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
+            if found is not None:
+                return found
+            # a function an object holds itself (`self.fn = make`): called as it is; one its
+            # class holds would be bound to the object first, and is not followed
+            path = dotted(func)
+            fact = inf.lookup(path, state) if path else None
+            if fact is None and isinstance(recv, (Instance, Module)):
+                fact = attr_of(recv.attrs, func.attr.value)
+        else:
+            # any other expression that gives a callable: `builders["main"]()`, `REGISTRY[name]()`,
+            # `getattr(module, "make")()`, `make_fn()()`
+            fact = inf.fact(func, state)
+        return fact if isinstance(fact, Callee) and fact.project else None
+
+    def _class_target(self, name: str, call: cst.Call, state) -> _Target:
+        """A call of a class of this file: its `__init__` run on a new instance (the generated
+        one of a record)."""
+        w = self.walker
+        inf = w.ctx.inference
+        klass = w.classes[name]
+        init = w.method(klass, "__init__")
+        module = w.module_of_class(name, call, inf, state)
+        if module is None and records.record_kind(klass) is not None and not _defines(klass, "__init__"):
+            # the generated `__init__` of a record, not one a base defines
+            return _Target(None, name, klass=klass, makes="instance")
+        there = None
+        if init is None and module is None:
+            # `__init__` inherited from a base class of another module
+            init, there = self._inherited(klass, "__init__") or (None, None)
+        if init is None and module is None:
+            return _Target(None, name, klass=klass, makes="instance")
+        receiver = module if module is not None else Instance(cls=name, attrs=self._new_args(name, call, state))
+        # a plain object is what its `__init__` makes of it, whatever it is passed
+        # (`self.inner = Inner()`): followed silently, as a method's summary is
+        return _Target(init, name, receiver=receiver, klass=klass,
+                       makes="module" if module is not None else "instance", walker=there,
+                       summary=module is None)
+
+    # -- callables held as values --------------------------------------------------------
+
+    def call_value(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
+        """Calling a callable held as a value runs what a direct call of it runs, with the
+        arguments a `functools.partial` stored bound first; anything that cannot be
+        determined gives no outcome (the result and effects are unknown)."""
+        site = call
+        placeholders = ()
+        if fact.args or fact.kwargs:
+            call, state, placeholders = self._with_stored(fact, call, state)
+            fact = replace(fact, args=(), kwargs=())
+            if call is None:
+                return None
+        target = self._value_target(fact, call, state)
+        if not isinstance(target, _Target):
+            return target
+        outcome = self._invoke(target, call, state, site=site)
+        if outcome is not None and placeholders:
+            # the stored arguments have no name in the caller: nothing there changes
+            outcome.effects = {k: v for k, v in outcome.effects.items() if k.split(".")[0] not in placeholders}
+            outcome.saved = {k: v for k, v in outcome.saved.items() if k.split(".")[0] not in placeholders}
+        return outcome
+
+    def _with_stored(self, fact: Callee, call: cst.Call, state):
+        """The call a partial makes (`f(*stored, *given, **{**stored_kw, **given_kw})`),
+        spelled out with names for the stored facts, and a state that binds them."""
+        out = state.copy()
+        names = []
+
+        def holder(value) -> cst.Name:
+            name = f"__partial_argument_{len(names)}"
+            names.append(name)
+            if value is not None:
+                out.env[name] = value
+            return cst.Name(name)
+
+        given = {a.keyword.value for a in call.args if a.keyword is not None}
+        if any(a.star == "**" for a in call.args) and fact.kwargs:
+            return None, state, ()  # which stored keyword the mapping overrides is not known
+        args = [cst.Arg(holder(v)) for v in fact.args]
+        args += [a for a in call.args if a.keyword is None and a.star != "**"]
+        args += [cst.Arg(holder(v), keyword=cst.Name(k)) for k, v in fact.kwargs if k not in given]
+        args += [a for a in call.args if a.keyword is not None or a.star == "**"]
+        return cst.Call(func=call.func, args=args), out, frozenset(names)
+
+    def _value_target(self, fact: Callee, call: cst.Call, state):
+        """What calling a callable value runs: a `_Target` (analysed like a direct call of
+        it, and for what it returns even when nothing passed to it is known), an `Outcome`
+        (a model class of another module, built by the project index), or None."""
+        w = self.walker
+        here = os.path.abspath(w.ctx.path)
+        there = None
+        if fact.file and fact.file != here and fact.node is None:
+            from .project.models import project_index
+            if project_index().binding_kind(fact.file, fact.target) == "class":
+                return self._foreign_model(fact, call, state)  # built by the project index, no parse
+        if fact.file and fact.file != here:
+            there = self._walker_for(fact.file)
+            if there is None:
+                return None
+            w.ctx.dependencies.add(fact.file)
+        owner = there if there is not None else w
+        if fact.node is not None:
+            node = fact.node if isinstance(fact.node, cst.FunctionDef) else owner.calls._lambda_def(fact.node)
+            return _Target(node, fact.target, walker=there, summary=True, closure=fact.closure)
+        if there is not None:
+            if fact.target in there.functions:
+                return _Target(there.functions[fact.target], fact.target, walker=there, summary=True)
+            if fact.target in there.classes:
+                return self._foreign_model(fact, call, state)
+            return None
+        if not fact.local:
+            return None
+        if "." in fact.target:
+            cls, _, method = fact.target.partition(".")
+            return self._method(cls, method, fact.receiver, None, bound=fact.receiver is not None)
+        if fact.target in w.functions:
+            return _Target(w.functions[fact.target], fact.target, summary=True)
+        if fact.target in w.classes:
+            return self._class_target(fact.target, call, state)
         return None
+
+    def imported_value(self, local: str, attribute: str = "") -> Optional[Fact]:
+        """What a name imported from another module of the project holds (`from models import
+        MODELS`, `helpers.make` after `import helpers`): a function or class there as a
+        callable value, or the fact its module body leaves in a name it binds once. A dict
+        is known only for the keys it holds there: another module may add keys to it."""
+        w = self.walker
+        if not attribute and not w.bound_once(local):
+            return None  # rebound here: not only what the import gives
+        from .project.models import project_index
+        key = (local, attribute)
+        if key not in self._imported_values:
+            self._imported_values[key] = None  # a cycle of imports gives nothing
+            index = project_index()
+            ctx = w.ctx
+            found = index.resolve_binding(local, ctx.path, ctx.source, attribute)
+            ctx.dependencies.update(index.missing)
+            if found is not None and os.path.abspath(found[0]) != os.path.abspath(ctx.path):
+                self._imported_values[key] = found
+                ctx.dependencies.add(found[0])
+        found = self._imported_values[key]
+        if found is None:
+            return None
+        file, name = found
+        if project_index().binding_kind(file, name) in ("function", "class"):
+            # a callable: its module is parsed only if it is called
+            return Callee(target=name, file=os.path.abspath(file))
+        there = self._walker_for(file)
+        if there is None or not there.bound_once(name):
+            return None
+        # read now: what its module holds after the imports run so far (a registry filled)
+        value = _portable(there.module_facts().get(name), there.ctx, there.ctx.path)
+        if isinstance(value, Instance) and value.cls == "dict":
+            return replace(value, keys=None)
+        if isinstance(value, (Items, Params)):
+            return None  # a list another module may change in place
+        return value
+
+    def run_imports(self, node) -> None:
+        """`import builders` whose name the file never reads is there for what the module's
+        body does (decorators filling a registry of another module): its body runs now."""
+        from .project.models import project_index
+        if isinstance(node, cst.Import):
+            modules = [(dotted(a.name), (dotted(a.asname.name) if a.asname else dotted(a.name).split(".")[0]))
+                       for a in node.names]
+        elif isinstance(node, cst.ImportFrom) and node.module is None and not isinstance(node.names, cst.ImportStar):
+            dots = "." * len(node.relative)
+            modules = [(dots + a.name.value, dotted(a.asname.name) if a.asname else a.name.value)
+                       for a in node.names if isinstance(a.name, cst.Name)]
+        else:
+            return
+        read = self._names_read()
+        index = project_index()
+        for module, local in modules:
+            if not module or local in read:
+                continue
+            file = index._import_file(module, self.walker.ctx.path)
+            there = self._walker_for(file) if file is not None else None
+            if there is not None:
+                self.walker.ctx.dependencies.add(file)
+                there.module_facts()
+
+    def _names_read(self) -> frozenset:
+        if self._read is None:
+            from .project.models import project_index
+            ctx = self.walker.ctx
+            self._read = project_index().names_read(ctx.path, ctx.source)
+        return self._read
+
+    def module_outer(self, node: cst.FunctionDef) -> dict:
+        """The module facts a function of this module sees: its module's globals, worked out
+        (by running the module body) only when it reads a name the module body assigns."""
+        if self._values is None:
+            body = [s for s in self.walker.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef)) and not (
+                isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body))]
+            self._values = frozenset(assigned_names(body)) - set(self.walker.functions) - set(self.walker.classes)
+        if self._values.isdisjoint(self._globals_read(node)):
+            return {}
+        return self.walker.module_facts()
+
+    def _foreign_model(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
+        """A model class of another module called through a value (`MODELS["tower"]()`): the
+        module the project index builds for these arguments, as a direct call gives it."""
+        from .project.models import project_index
+        w = self.walker
+        index = project_index()
+        qualname = f"{fact.file}::{fact.target}"
+        args = w._literal_args(call, w.ctx.inference, state)
+        info = index.instantiate(qualname, w.ctx.path, args, text=w.ctx.source)
+        if info is None:
+            return None
+        w.ctx.dependencies.update(info.files)
+        return Outcome(returned=Module(kind=fact.target, flags=info.flags, parts=info.parts, cls=qualname,
+                                       evidence=(Evidence.at(call, f"an instance of {info.evidence}"),)))
+
+    def function_value(self, node, inference, state) -> Callee:
+        """A `def` that is not at module level, or a `lambda`, as a value: it reads the
+        enclosing names bound once (the facts they hold now are those it sees when called)."""
+        name = node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"
+        return Callee(target=name, node=node, closure=self._closure(node, inference, state),
+                      evidence=(Evidence.at(node, f"`{name}` defined here"),))
+
+    def _closure(self, node, inference, state) -> tuple:
+        scope = getattr(inference, "scope_node", None)
+        if not inference.locals or not isinstance(scope, cst.FunctionDef):
+            return ()  # at module level, names are the module's, read at the call
+        once = self._bound_once(scope)
+        free = self._free_names(node) & once & inference.locals
+        if not free:
+            return ()
+        return tuple(sorted((k, v) for k, v in state.env.items() if k.split(".")[0] in free))
+
+    def _bound_once(self, scope: cst.FunctionDef) -> frozenset:
+        """Names of a function bound exactly once (a parameter or one assignment), not in a
+        loop and not written by a nested function: what a closure reads of them is the value
+        they hold when it is made."""
+        if scope not in self._once:
+            from .cst.syntax import declared_names
+            counts: dict[str, int] = {}
+            body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else ()
+            assigned_names(body, count=counts)
+            for p in parameters_of(scope):
+                counts[p] = counts.get(p, 0) + 1
+            unstable = set()
+            for n in walk(scope.body):
+                if isinstance(n, (cst.For, cst.While)):
+                    unstable |= assigned_names([n])
+                elif isinstance(n, (cst.FunctionDef, cst.Lambda)) and isinstance(getattr(n, "body", None), cst.IndentedBlock):
+                    unstable |= declared_names(n.body.body)
+            self._once[scope] = frozenset(k for k, c in counts.items() if c == 1 and k not in unstable)
+        return self._once[scope]
+
+    def _free_names(self, node) -> frozenset:
+        """Names a nested function or a lambda reads that it does not bind itself."""
+        if node not in self._free_in:
+            if isinstance(node, cst.Lambda):
+                params = {p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                                  *node.params.kwonly_params)}
+                params |= {s.name.value for s in (node.params.star_arg, node.params.star_kwarg) if isinstance(s, cst.Param)}
+                local = params
+            else:
+                local = parameters_of(node) | self._rebound_in(node)
+            self._free_in[node] = frozenset(n.value for n in walk(node.body) if isinstance(n, cst.Name)) - local
+        return self._free_in[node]
+
+    def _lambda_def(self, node: cst.Lambda) -> cst.FunctionDef:
+        """The function a lambda stands for: its parameters, returning its body."""
+        found = self._lambdas.get(node)
+        if found is None:
+            body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=node.body)])])
+            found = self._lambdas[node] = cst.FunctionDef(name=cst.Name("_lambda_"), params=node.params, body=body)
+        return found
+
+    def decoration(self, node: cst.FunctionDef, name: str) -> list:
+        """The calls a definition's decorators make, innermost first, each spelled as a
+        statement `decorator(name)`: run, they fill what the decorator fills (a registry)."""
+        out = []
+        for d in reversed(node.decorators):
+            key = (d, name)
+            if key not in self._decorations:
+                call = cst.Call(func=d.decorator, args=[cst.Arg(cst.Name(name))])
+                self._decorations[key] = cst.SimpleStatementLine(body=[cst.Expr(value=call)])
+            out.append(self._decorations[key])
+        return out
 
     def _method(self, cls: Optional[str], name: str, recv, recv_path: Optional[str], bound: bool) -> Optional[_Target]:
         """The method `name` of a class of this file (inherited from a base of this file if
@@ -403,7 +689,7 @@ class Calls:
         if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
             inf = self.walker.ctx.inference
             if not any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
-                       for a in call.args):
+                       for a in call.args) and not self._imported_maker(local, attribute):
                 return None
         from .project.models import project_index
         index = project_index()
@@ -450,6 +736,7 @@ class Calls:
             return None
         ctx.dependencies.add(found[0])
         return walker.functions[found[1]]
+
     def _imported_class(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """The constructor of a class that the file imports from another module of the
         project: a record class (a dataclass or NamedTuple without its own `__init__`), or a
@@ -487,6 +774,15 @@ class Calls:
         return _Target(init, info.name, receiver=Instance(cls=f"{there.ctx.path}::{info.name}"), klass=klass,
                        makes="instance", walker=there, summary=True)
 
+    def _imported_maker(self, local: str, attribute: str) -> bool:
+        """A function of another module that defines nested functions (a decorator factory):
+        what it returns may keep what it is passed."""
+        from .project.models import project_index
+        ctx = self.walker.ctx
+        index = project_index()
+        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
+        return found is not None and index.makes_functions(*found)
+
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
         if file not in self._foreign:
@@ -501,6 +797,9 @@ class Calls:
                                                       os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
                 ctx = Context(shown, text, Names(dict(aliases)), module)
                 walker = type(self.walker)(module, ctx, self.walker.hooks)
+                # one walker per module for the whole check: a module's globals are one
+                # state, which a call from any module may change
+                walker.calls._foreign = self._foreign
                 walker.collect()
             self._foreign[file] = walker
         return self._foreign[file]
@@ -564,13 +863,16 @@ class Calls:
                 return Outcome(returned=made)
             return self._construct(target, call, state)
         bound, paths, known, defaulted, containers = self._bind(target, call, state)
+        if bound is not None and target.closure:
+            bound = {**dict(target.closure), **bound}
+            known = known or any(_relevant(f) for _, f in target.closure)
         # A function of another module is analysed even when nothing it is passed is known:
         # what it returns whatever its arguments (a fresh sparse tensor) is still a fact, as
         # the summary of a function of this file is.
         if bound is None:
             return None
         silent = not (known or target.walker is not None)
-        if silent and not target.summary:
+        if silent and not (target.summary or self._makes_functions(target.node)):
             return None
         if len(_ACTIVE) >= MAX_DEPTH or target.node in _ACTIVE:
             return None
@@ -588,7 +890,8 @@ class Calls:
             there = target.walker
             before = len(there.ctx.diagnostics)
             saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
-            result = there.calls._analyse(target.node, bound, {}, inf.grad_enabled, here.backward_follows(site), saved)
+            result = there.calls._analyse(target.node, bound, there.calls.module_outer(target.node), inf.grad_enabled,
+                                          here.backward_follows(site), saved)
             if result is not None:
                 result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
@@ -620,6 +923,8 @@ class Calls:
             if key.startswith(_GLOBAL):
                 if target.walker is None:
                     outcome.effects[key[len(_GLOBAL):]] = fact
+                else:
+                    target.walker.module_changed(key[len(_GLOBAL):], fact)
                 continue
             root, _, rest = key.partition(".")
             caller = paths.get(root)
@@ -848,6 +1153,18 @@ class Calls:
                             keys=tuple(k for k, _ in facts))
         return None
 
+    def _makes_functions(self, node: cst.FunctionDef) -> bool:
+        """It returns a nested function or a lambda, which may keep what it is passed (a
+        decorator factory, a closure): worth following whatever it is passed."""
+        if node not in self._makers:
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            nested = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+            self._makers[node] = bool(nested or any(isinstance(n, cst.Lambda) for n in walk(node.body))) and any(
+                isinstance(n, cst.Return) and (isinstance(n.value, cst.Lambda)
+                                               or (isinstance(n.value, cst.Name) and n.value.value in nested))
+                for n in walk(node.body))
+        return self._makers[node]
+
     def _passed_on(self, node: cst.FunctionDef) -> tuple[set[str], set[str]]:
         """Parameters a function passes on as a keyword argument (`sparse=sparse`,
         `sparse=cfg["sparse"]`), and as any call argument (`Model(cfg.sparse)`, `f(flag)`)."""
@@ -992,6 +1309,8 @@ def _string_key(node: cst.BaseExpression) -> Optional[str]:
     from .evaluation.inference import literal
     key = literal(node)
     return key if isinstance(key, str) else None
+
+
 def _same_object(before, after) -> bool:
     """The same object before and after a call, its record of attributes aside."""
     return (isinstance(before, Instance) and isinstance(after, Instance)
@@ -1025,8 +1344,9 @@ def _relevant(fact, depth: int = 0) -> bool:
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
     if isinstance(fact, Items):
         return depth < 3 and any(_relevant(v, depth + 1) for v in fact.items)
-    # a function passed as a value is followed with the other facts of its call, not alone
-    return False
+    # a function of the project passed as a value: the callee may call it (`apply(make)`);
+    # a torch class is followed with the other facts of its call, not alone
+    return isinstance(fact, Callee) and fact.project
 
 
 def _parse(file: str) -> Optional[tuple]:
@@ -1052,6 +1372,15 @@ def _portable(fact, ctx, path: str):
     when that is not the file of the finding), so it can travel to another file."""
     if fact is None or not hasattr(fact, "evidence"):
         return fact
+    if isinstance(fact, Callee) and fact.project:
+        # a callable of that file, called elsewhere, is looked up in its module; its own
+        # evidence is not shown in findings (and resolving it would place every node of
+        # the file): what it holds travels
+        return replace(fact, evidence=(), file=fact.file or os.path.abspath(ctx.path),
+                       closure=tuple((k, _portable(v, ctx, path)) for k, v in fact.closure),
+                       args=tuple(_portable(v, ctx, path) for v in fact.args),
+                       kwargs=tuple((k, _portable(v, ctx, path)) for k, v in fact.kwargs),
+                       receiver=_portable(fact.receiver, ctx, path))
     resolved = tuple(e if e.path else replace(e, path=path) for e in ctx._resolve(fact.evidence))
     out = replace(fact, evidence=resolved)
     if getattr(fact, "values_of", None) is not None:

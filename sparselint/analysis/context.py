@@ -86,6 +86,8 @@ class Context:
         for e in evidence:
             if e.node is not None:
                 line, col = self.position(e.node)
+                if not line:
+                    continue  # a node made by the analysis (a call it spells out) has no place
                 e = Evidence(line, col, e.text)
             elif e.path == self.path:
                 e = Evidence(e.line, e.column, e.text)

@@ -197,7 +197,9 @@ class Callee:
     """A callable held as a value: a torch class (`opt_cls = torch.optim.Adam`), a
     `functools.partial` of one, or a function or class of this file (`norm=gcn_norm`), or a
     method of a class of this file reached through an object or the class (`Factory().build`,
-    target "Factory.build")."""
+    target "Factory.build"), a nested function or a lambda (`node`, with the facts of the
+    enclosing names it reads), a function or class of another module of the project (`file`),
+    or a `functools.partial` of any of these (`args`, `kwargs`: the facts it binds first)."""
 
     target: str
     keywords: tuple[tuple[str, object], ...] = ()
@@ -205,7 +207,20 @@ class Callee:
     # what a method is bound to: the instance, the class for a classmethod (None: unbound or
     # a staticmethod)
     receiver: Optional["Fact"] = None
+    # the `def` or `lambda` of a function that is not at module level (compared by identity)
+    node: Optional[object] = None
+    # enclosing names (and their attribute paths) the nested function or lambda reads
+    closure: tuple[tuple[str, Optional["Fact"]], ...] = ()
+    # the module that defines it, when that is not the file where the value is used
+    file: str = ""
+    args: tuple[Optional["Fact"], ...] = ()
+    kwargs: tuple[tuple[str, Optional["Fact"]], ...] = ()
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+    @property
+    def project(self) -> bool:
+        """A callable of the project (its body can be analysed), not a torch class."""
+        return self.local or self.node is not None or bool(self.file)
 
 
 Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee, Items, Coroutine]

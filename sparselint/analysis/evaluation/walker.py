@@ -34,6 +34,9 @@ _NO_VALUE = object()  # a bare `return`
 # Annotations that never name a model class of the project.
 _NOT_MODELS = frozenset({"Tensor", "Optional", "Any", "List", "Dict", "Tuple", "Union", "Callable", "Sequence",
                          "Iterable", "Iterator", "Module", "Parameter", "Optimizer"})
+# A module whose globals another module reads is run once per check when it is at most
+# this long (a config, a registry); a longer one's globals stay unknown, to keep the cost low.
+MAX_MODULE_FACTS_SOURCE = 20_000
 # Deeper loops are analysed for their first iteration only, to keep the cost linear.
 MAX_LOOP_DEPTH_TWICE = 3
 
@@ -66,6 +69,9 @@ class Walker:
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
+        # the module's stable top-level facts, for the modules that import from it
+        self._module_facts: Optional[dict[str, Fact]] = None
+        self._module_counts: Optional[dict[str, int]] = None
         self._class_outer: dict[cst.ClassDef, dict[str, Fact]] = {}
         # function -> its parameters' defaults, evaluated when its `def` ran
         self._defaults: dict[cst.FunctionDef, dict[str, Optional[Fact]]] = {}
@@ -101,6 +107,48 @@ class Walker:
         stable = self._stable_globals(body, final)
         for st in body:
             self.definitions(st, stable)
+
+    def module_facts(self) -> dict[str, Fact]:
+        """The facts the module body leaves in names bound once (what `from here import
+        NAME` gives another module), found by running the body once, silently."""
+        if self._module_facts is None:
+            self._module_facts = {}  # an import cycle back here sees nothing
+            if len(self.ctx.source) > MAX_MODULE_FACTS_SOURCE:
+                return self._module_facts  # not worth running its body: its names stay unknown
+            body = self.module.body
+            if not self.functions and not self.classes:
+                self.collect()
+            inference = self._inference(self.ctx.names, {}, frozenset())
+            inference.sparse_weights = self._sparse_weights(self.module, body, inference.names)
+            if self.module_inference is None:
+                self.module_inference = inference
+            self.silent += 1
+            try:
+                final = self.scope(body, State(), inference, Scope(self.module, backward_calls_in_block(body)))
+            finally:
+                self.silent -= 1
+            self._module_facts = self._stable_globals(body, final)
+        return self._module_facts
+
+    def module_changed(self, path: str, fact: Optional[Fact]) -> None:
+        """A call from another module changed a global of this one (a registry filled)."""
+        facts = self.module_facts()
+        if path.split(".")[0] not in facts:
+            return
+        prefix = path + "."
+        for key in [k for k in facts if k.startswith(prefix)]:
+            del facts[key]
+        if fact is None:
+            facts.pop(path, None)
+        else:
+            facts[path] = fact
+
+    def bound_once(self, name: str) -> bool:
+        """The module binds the name in one place only (an import, a `def`, one assignment)."""
+        if self._module_counts is None:
+            self._module_counts = {}
+            assigned_names(self.module.body, count=self._module_counts)
+        return self._module_counts.get(name, 0) == 1
 
     def _inference(self, names: Names, outer: dict, locals_: frozenset) -> Inference:
         return Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,
@@ -179,6 +227,7 @@ class Walker:
         locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
+        inference.scope_node = node
         inference.sparse_weights = self._sparse_weights(node, node.body.body if isinstance(node.body, cst.IndentedBlock) else (), names)
         decorated = self._decorated_grad_mode(node, names)
         inference.grad_enabled = grad_enabled if decorated is None else decorated
@@ -532,6 +581,8 @@ class Walker:
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.ctx.statement, self.ctx.line_node = small, node
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and inf is self.module_inference:
+                    self.calls.run_imports(small)
                 self.calls.prepare(small, state)
                 self.dispatch(small, state)
                 if self.yields is not None:
@@ -596,16 +647,15 @@ class Walker:
                 end = self._branch(lambda c=case: self.block(c.body.body, _bind_captures(c.pattern, subject, state.copy())))[0]
                 out = end if out is None else join_states(out, end)
             return join_states(out, state) if out is not None else state
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            if isinstance(node, cst.FunctionDef):
-                # a `def` evaluates its defaults now, with the names bound so far
-                self._defaults[node] = _evaluate_defaults(node, inf, state)
-            if isinstance(node, cst.ClassDef) and node not in self._class_outer:
+        if isinstance(node, cst.FunctionDef):
+            # a `def` evaluates its defaults now, with the names bound so far
+            self._defaults[node] = _evaluate_defaults(node, inf, state)
+            return self.define(node, state)
+        if isinstance(node, cst.ClassDef):
+            if node not in self._class_outer:
                 # its body runs now: class attributes see the names bound so far
                 self._class_outer[node] = {**self.ctx.inference.outer, **state.env}
-            out = state.copy()
-            out.bind(node.name.value, None)
-            return out
+            return self.define(node, state)
         return state
 
     def try_block(self, node, state: State) -> State:
@@ -699,6 +749,33 @@ class Walker:
                 out.append(None)
                 continue
             out.append(join_all(hit))
+        return out
+
+    def define(self, node, state: State) -> State:
+        """A `def` or `class` binds its name, then each decorator is called on it, innermost
+        first (what they do runs now: a registry they fill holds the function). In a
+        function a nested `def` is a value, with the enclosing facts it reads, or what the
+        decorators return; at module level the name keeps meaning the function or class of
+        this file (the decorators are taken to return it)."""
+        inf = self.ctx.inference
+        name = node.name.value
+        nested = (isinstance(node, cst.FunctionDef) and self.ctx.scope is not None
+                  and isinstance(self.ctx.scope.node, cst.FunctionDef))
+        out = state.copy()
+        out.bind(name, self.calls.function_value(node, inf, state) if nested else None)
+        if not node.decorators:
+            return out
+        saved = (self.ctx.statement, self.ctx.line_node)
+        self.ctx.statement = self.ctx.line_node = node
+        try:
+            for line in self.calls.decoration(node, name):
+                expr = line.body[0]
+                self.calls.prepare(expr, out)
+                result = inf.fact(expr.value, out)
+                out = inf.apply(expr, out)
+                out.bind(name, result if nested else None)
+        finally:
+            self.ctx.statement, self.ctx.line_node = saved
         return out
 
     def header(self, node, exprs, state: State) -> None:

@@ -30,8 +30,6 @@ FUNCTIONAL_EMBEDDING = {"torch.nn.functional.embedding", "torch.nn.functional.em
 MAX_DEPTH = 8
 
 
-
-
 @dataclass(frozen=True)
 class ConfigArg:
     """A config object passed to a constructor whose fields hold literal values or configs:
@@ -267,7 +265,51 @@ class ProjectIndex:
         loaded = self._load(path, text)
         if loaded is None:
             return None
-        key = (os.path.abspath(path), hash(text) if text is not None else None, local, attribute)
+        return self._resolve(local, path, text, attribute, False)
+
+    def resolve_binding(self, local: str, path: str, text: Optional[str] = None,
+                        attribute: str = "") -> Optional[tuple[str, str]]:
+        """(file, name) of what a file imports from another module of the project, as
+        `resolve_function` finds it, but any module-level binding there: a function, a
+        class or a value (`from registry import REGISTRY`)."""
+        return self._resolve(local, path, text, attribute, True)
+
+    def binding_kind(self, file: str, name: str) -> Optional[str]:
+        """"function", "class" or "value": what a module binds to a top-level name, read from
+        its `ast` (no LibCST parse)."""
+        loaded = self._load(file)
+        if loaded is None:
+            return None
+        for node in loaded[0].body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return "function"
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return "class"
+        return "value"
+
+    def makes_functions(self, file: str, name: str) -> bool:
+        """A top-level function of a module returns a nested function or a lambda (a
+        decorator factory), read from its `ast`."""
+        loaded = self._load(file)
+        for node in loaded[0].body if loaded is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                nested = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                return any(isinstance(n, ast.Return) and (isinstance(n.value, ast.Lambda) or (
+                    isinstance(n.value, ast.Name) and n.value.id in nested)) for n in ast.walk(node))
+        return False
+
+    def names_read(self, file: str, text: Optional[str] = None) -> frozenset:
+        """Every name a module reads anywhere (its `ast`), imports aside."""
+        loaded = self._load(file, text)
+        if loaded is None:
+            return frozenset()
+        return frozenset(n.id for n in ast.walk(loaded[0]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+    def _resolve(self, local: str, path: str, text: Optional[str], attribute: str, any_binding: bool):
+        loaded = self._load(path, text)
+        if loaded is None:
+            return None
+        key = (os.path.abspath(path), hash(text) if text is not None else None, local, attribute, any_binding)
         if key in self._functions:
             return self._functions[key]
         _, imports, _ = loaded
@@ -276,13 +318,15 @@ class ProjectIndex:
         if target and not target.startswith(("torch", "itertools", "functools")):
             if attribute:
                 if "." not in attribute:
-                    found = self._function_in(self._module_file(target, path), attribute)
+                    found = self._function_in(self._module_file(target, path), attribute, any_binding=any_binding)
             elif target.startswith("@"):
                 folder, _, name = target[1:].partition(":")
-                found = self._function_in(self._module_file("@" + os.path.dirname(folder) + ":" + os.path.basename(folder), path), name)
+                found = self._function_in(self._module_file("@" + os.path.dirname(folder) + ":" + os.path.basename(folder), path),
+                                          name, any_binding=any_binding)
             else:
                 module, _, name = target.rpartition(".")
-                found = self._function_in(self._find_module(module, path) if module else None, name)
+                found = self._function_in(self._find_module(module, path) if module else None, name,
+                                          any_binding=any_binding)
         self._functions[key] = found
         return found
 
@@ -296,7 +340,8 @@ class ProjectIndex:
             return None
         return self._find_module(target, importer)
 
-    def _function_in(self, file: Optional[str], name: str, depth: int = 0) -> Optional[tuple[str, str]]:
+    def _function_in(self, file: Optional[str], name: str, depth: int = 0,
+                     any_binding: bool = False) -> Optional[tuple[str, str]]:
         if file is None or depth > 4:
             return None
         loaded = self._load(file)
@@ -306,14 +351,19 @@ class ProjectIndex:
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 return os.path.abspath(file), name
+            if any_binding and name not in imports and (
+                    (isinstance(node, ast.ClassDef) and node.name == name)
+                    or (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets))
+                    or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name)):
+                return os.path.abspath(file), name
         target = imports.get(name)  # re-exported by a package __init__
         if target and target.startswith("@"):
             folder, _, inner = target[1:].partition(":")
             return self._function_in(folder + ".py" if os.path.isfile(folder + ".py") else
-                                     os.path.join(folder, "__init__.py"), inner, depth + 1)
+                                     os.path.join(folder, "__init__.py"), inner, depth + 1, any_binding)
         if target and "." in target and not target.startswith("torch"):
             module, _, inner = target.rpartition(".")
-            return self._function_in(self._find_module(module, file), inner, depth + 1)
+            return self._function_in(self._find_module(module, file), inner, depth + 1, any_binding)
         return None
 
     def imported_code(self, text: str, path: str, tokens) -> tuple[list[str], list[str], set[str]]:

@@ -7,8 +7,8 @@ the engine follows into (`names`); then, to a fixed point:
 
 - a statement that matters keeps the statements binding the names it reads and those
   reading the names it binds;
-- a function, class or method that matters keeps the code calling it (a class: also its
-  subclasses' headers; a method returning a value or a class attribute: the code reading it
+- a function, class or method that matters keeps the code calling it or reading it as a
+  value (a class: also its subclasses' headers; a method returning a value or a class attribute: the code reading it
   through the class), and the functions and classes of the module it reads (the whole-program engine may follow a call there
   with the facts of the caller);
 - a method that matters keeps its class, the methods it reaches through `self.`/`cls.`
@@ -58,6 +58,8 @@ class _Unit:
     callee_words: set[str] = field(default_factory=set)  # what calls call: `x.to_sparse` of `x.to_sparse()`
     members: set[str] = field(default_factory=set)  # `self.x` / `cls.x` / `Class.x` read
     writes: set[str] = field(default_factory=set)  # `self.x = ...`
+    stores: set[str] = field(default_factory=set)  # `name[...] = ...`: what it puts into a container
+    decorators: set[str] = field(default_factory=set)  # names its decorators read
     owner: bool = False  # a class whose `self` the engine knows as a model: kept whole
     seed_names: set[str] = field(default_factory=set)  # imported from a token's module
 
@@ -90,10 +92,8 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
     stmt = unit.node
     if isinstance(stmt, _DEFS):
         unit.bound.add(stmt.name)
+        unit.decorators = {n.id for d in stmt.decorator_list for n in ast.walk(d) if type(n) is ast.Name}
     is_def = isinstance(stmt, _DEFS)
-    # a lambda of a class-level statement may be a dataclass field's `default_factory`, which
-    # the engine evaluates for each instance made without that field
-    factories = bool(class_name) and not is_def
     words, used, bound = unit.words, unit.used, unit.bound
     stack = list(nodes)
     while stack:
@@ -133,11 +133,8 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             # `adj += d` reads `adj` as much as it binds it: `ast` marks the target Store only
             if type(n.target) is ast.Name:
                 used.add(n.target.id)
-        elif kind is ast.Lambda and not factories:
-            # a lambda's body is never analysed: only its defaults are code that runs here
-            stack.extend(n.args.defaults)
-            stack.extend(d for d in n.args.kw_defaults if d is not None)
-            continue
+        elif kind is ast.Subscript and type(n.ctx) is ast.Store and type(n.value) is ast.Name:
+            unit.stores.add(n.value.id)
         elif kind is ast.arguments:
             # a default is a keyword the caller did not write: `def __init__(self, sparse=True)`
             positional = [*n.posonlyargs, *n.args]
@@ -215,7 +212,7 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     method that code kept calls, so the engine may follow the call into it with the
     caller's facts, at most `MAX_CALLEE_DEPTH` deep. Only bearing code propagates to its
     callers and readers; context and reached code make no fact of their own."""
-    binders, users, callers = defaultdict(list), defaultdict(list), defaultdict(list)
+    binders, users = defaultdict(list), defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
     members_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     readers_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -233,8 +230,6 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 binders[n].append(i)
         for n in u.used:
             users[n].append(i)
-        for n in u.called:
-            callers[n].append(i)
         if u.parent >= 0:
             children[u.parent].append(i)
             if isinstance(u.node, _DEFS):
@@ -335,12 +330,23 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 context_of(i, u)
             continue
         if how == _BEARING and u.parent < 0:
-            for j in callers[node.name]:
+            # the code calling it, and the code holding it as a value (`{"main": make}`,
+            # `apply(make)`), which may call it
+            for j in users[node.name]:
                 use(j, _BEARING)
             for j in users[node.name]:
                 if units[j].parent >= 0 and not isinstance(units[j].node, _DEFS):
                     # a class-level statement naming it: a dataclass field's `default_factory`
                     make_whole(units[j].parent, _BEARING)
+            # its decorators get it as a value (`@register("main")`), and the containers a
+            # function fills (`REGISTRY[name] = fn`) then hold what it is given
+            for n in u.decorators:
+                for j in binders[n]:
+                    if isinstance(units[j].node, _DEFS):
+                        use(j, _BEARING)
+            for n in u.stores:
+                for j in users[n]:
+                    use(j, _BEARING)
             if is_class(i):
                 # a subclass naming it as a base: its header (facts reach inherited methods
                 # through calls on the subclass)

@@ -349,11 +349,21 @@ class Effects:
         if is_sequence(held):
             self._sequence_item_set(path, held, target, fact, state, remove)
             return
+        # a module-level dict a function fills (`REGISTRY[name] = fn`): the change is the
+        # function's effect on the module's dict
+        outer = held is None and path is not None
+        held = held if held is not None else self._held(path, state)
         if not isinstance(held, Instance) or held.cls != "dict":
             return
-        key = literal(getattr(target.slice[0].slice, "value", None)) if len(target.slice) == 1 else _UNKNOWN
+        key = self.known_value(target.slice[0].slice.value, state) if (
+            len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)) else _UNKNOWN
         if not isinstance(key, str):
-            state.bind(path, None)
+            if outer:
+                # forgetting the name would show the module's dict as it was: it is now a
+                # dict of which nothing is known
+                state.env[path] = replace(held, attrs=(), keys=None)
+            else:
+                state.bind(path, None)
             return
         attrs = tuple((k, v) for k, v in held.attrs if k != key)
         if fact is not None and not remove:

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from .. import shapes
+from ....diagnostics import Evidence
 from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of,
                      join, union_params)
 from ...cst.names import Names, dotted
@@ -43,6 +44,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         # names of the functions and classes the file defines at module level
         self.project_names = project_names
         self.grad_enabled = True
+        # the function whose body this inference reads (None for a module or class body)
+        self.scope_node = None
         # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
         self.sparse_weights: dict[str, cst.Call] = {}
 
@@ -81,11 +84,11 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             if not isinstance(root, cst.Name) or (root.value not in state.env and root.value not in self.outer):
                 return None  # only a name bound in this scope or the module can hold a class
             fact = self.fact(func, state)
-            if isinstance(fact, Callee) and not fact.local:
+            if isinstance(fact, Callee) and not fact.project:
                 return fact.target
         if q is None and isinstance(func, cst.Call):
             fact = self.fact(func, state)  # `getattr(torch.optim, "Adam")(params)`
-            if isinstance(fact, Callee) and not fact.local:
+            if isinstance(fact, Callee) and not fact.project:
                 return fact.target
         return q
 
@@ -109,7 +112,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         base = self.fact(node.args[0].value, state)
         if isinstance(base, (Instance, Module)) and not (isinstance(base, Instance) and base.cls in ("dict", "list", "tuple")):
             return attr_of(base.attrs, name)
-        return None
+        # `getattr(module, "name")` of a module of the project: what `module.name` holds
+        return self._attribute(spelled, state) if base is None and isinstance(node.args[0].value, cst.Name) else None
 
     def fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         # Facts are memoised for the length of one outermost evaluation (the state cannot
@@ -137,6 +141,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             fact = self.lookup(node.value, state)
             if fact is None and node.value in self.project_names and node.value not in self.locals:
                 return Callee(target=node.value, local=True)
+            if fact is None and self.calls is not None and node.value not in self.locals:
+                return self.calls.imported_value(node.value)
             return fact
         if isinstance(node, (cst.Integer, cst.Float)):
             return Scalar(value=literal(node))
@@ -176,6 +182,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         if isinstance(node, cst.Await):
             awaited = self.fact(node.expression, state)
             return awaited.result if isinstance(awaited, Coroutine) else None
+        if isinstance(node, cst.Lambda):
+            return self.calls.function_value(node, self, state) if self.calls is not None else None
         return None
 
     def _next(self, node: cst.Call, state: State) -> Optional[Fact]:
@@ -189,6 +197,19 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         if it.counted:
             return it.items[0] if it.items else default
         return it.items[0] if len(node.args) == 1 else join(it.items[0], default)
+
+    def _partial(self, node: cst.Call, state: State) -> Optional[Callee]:
+        """`functools.partial(f, a, k=b)` of a callable of the project: the same callable with
+        the facts of `a` and `b` bound first, as they are when the partial is made."""
+        func = self.fact(node.args[0].value, state)
+        rest = node.args[1:]
+        if not isinstance(func, Callee) or not func.project or any(a.star for a in rest):
+            return None
+        args = tuple(self.fact(a.value, state) for a in rest if a.keyword is None)
+        given = {a.keyword.value: self.fact(a.value, state) for a in rest if a.keyword is not None}
+        kwargs = tuple((k, v) for k, v in func.kwargs if k not in given) + tuple(given.items())
+        return replace(func, args=func.args + args, kwargs=kwargs,
+                       evidence=func.evidence + (Evidence.at(node, "arguments bound by `functools.partial`"),))
 
     def _grad_of(self, inputs: list[Optional[Tensor]]) -> Optional[str]:
         if not self.grad_enabled:
@@ -219,6 +240,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             return Callee(target=q) if _is_optimizer_class(q) else None
         base = self.fact(node.value, state)
         where = node
+        if (base is None and isinstance(node.value, cst.Name) and self.calls is not None
+                and node.value.value not in self.locals and self.lookup(node.value.value, state) is None):
+            return self.calls.imported_value(node.value.value, attr)  # `helpers.make` of `import helpers`
         if isinstance(base, Instance):
             held = attr_of(base.attrs, attr)
             return held if held is not None else self._member(node, base, state)
@@ -323,7 +347,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             if target is not None:
                 kws = tuple((a.keyword.value, self.value(a.value, state)) for a in node.args[1:] if a.keyword is not None)
                 return Callee(target=target, keywords=kws)
-            return None
+            return self._partial(node, state)
         if q == "asyncio.run":
             # runs the coroutine to its end: what it returns
             main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None

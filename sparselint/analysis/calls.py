@@ -41,6 +41,8 @@ _PARSED: dict[tuple, Optional[tuple]] = {}
 @dataclass
 class Outcome:
     returned: Optional[Fact] = None
+    # False for a call that was not analysed, whose outcome only forgets what it may rebind
+    followed: bool = True
     # caller access path -> the fact after the call (None: no longer known)
     effects: dict[str, Optional[Fact]] = field(default_factory=dict)
     # caller access paths the callee's forward ops saved for backward
@@ -148,8 +150,71 @@ class Calls:
                 outcome = self.call_value(target, call, state)
             else:
                 outcome = self._invoke(target, call, state)
+            if outcome is None:
+                # a call not followed still may rebind names of the caller's scopes: they are
+                # no longer known
+                written = self._rebound_by(self._local_node(target))
+                if written:
+                    outcome = Outcome(effects={name: None for name in written}, followed=False)
             if outcome is not None:
                 self.outcomes[call] = outcome
+
+    def _local_node(self, target) -> Optional[cst.FunctionDef]:
+        """The function of this file a call target runs, if it is one."""
+        w = self.walker
+        if isinstance(target, _Target):
+            return target.node if target.walker is None else None
+        if target.file and target.file != os.path.abspath(w.ctx.path):
+            return None
+        if isinstance(target.node, cst.FunctionDef):
+            return target.node
+        if target.node is None and target.local and target.target in w.functions:
+            return w.functions[target.target]
+        return None
+
+    def _rebound_by(self, node: Optional[cst.FunctionDef]) -> list:
+        """The caller's names a call of this function of the file rebinds (`global`,
+        `nonlocal`, directly or through the functions it calls)."""
+        if node is None:
+            return []
+        kinds = self.walker.scopes.kinds(node, self.walker.functions)
+        return sorted(n for n in kinds[0] | kinds[1] | kinds[2] if self._rebinds_here(node, n))
+
+    def _view(self, state, node: cst.FunctionDef) -> dict:
+        """The names outside a function of this file called here, as the caller sees them
+        now: from module code, the module's facts now; from a function, the module's stable
+        facts (those it sees), less the names this function rebinds there (`global`), which
+        it follows itself, and with its own variables the callee rebinds (`nonlocal`)."""
+        w = self.walker
+        inf = w.ctx.inference
+        if inf is w.module_inference:
+            return state.env
+        scope = w.ctx.scope.node if w.ctx.scope is not None else None
+        live = set(w.scopes.writes(scope, w.functions)) if isinstance(scope, cst.FunctionDef) else set()
+        live |= {n for n in w.scopes.kinds(node, w.functions)[1] if self._rebinds_here(node, n)}
+        if not live:
+            return inf.outer
+        view = {k: v for k, v in inf.outer.items() if k.split(".")[0] not in live}
+        view.update((k, v) for k, v in state.env.items() if k.split(".")[0] in live)
+        return view
+
+    def _rebinds_here(self, node: cst.FunctionDef, root: str) -> Optional[bool]:
+        """Whether a name a function declares `global`/`nonlocal` (or reaches through the
+        functions it calls) is, at this call, the caller's name of that spelling: a module
+        name unless the caller has a variable of its own so named; an enclosing function's
+        name only in that function (the callee nested in it) or in a function that rebinds
+        it too. None for other names (changed in place, not rebound)."""
+        w = self.walker
+        globals_, nonlocals, lost = w.scopes.kinds(node, w.functions)
+        inf = w.ctx.inference
+        scope = w.ctx.scope.node if w.ctx.scope is not None else None
+        here = w.scopes.kinds(scope, w.functions) if isinstance(scope, cst.FunctionDef) else None
+        if root in globals_ or root in lost:
+            return inf is w.module_inference or root not in inf.locals or (here is not None and root in here[0])
+        if root in nonlocals:
+            return (here is not None and root in inf.locals and root not in here[0]
+                    and (w.scopes.inside(node, scope) or root in here[1]))
+        return None
 
     def _target(self, call: cst.Call, state):
         """What a call runs: a `_Target`, or a callable value (`Callee`) that `call_value`
@@ -904,7 +969,7 @@ class Calls:
         else:
             # a call from module code sees the module's facts as they are now; a call from a
             # function sees the module's stable ones, as that function does
-            outer = state.env if inf is self.walker.module_inference else inf.outer
+            outer = self._view(state, target.node)
             self.walker.silent += silent
             try:
                 result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(site),
@@ -921,10 +986,12 @@ class Calls:
                     outcome.effects[path] = None
         for key, fact in result.effects.items():
             if key.startswith(_GLOBAL):
+                path = key[len(_GLOBAL):]
                 if target.walker is None:
-                    outcome.effects[key[len(_GLOBAL):]] = fact
+                    if self._rebinds_here(target.node, path.split(".")[0]) is not False:
+                        outcome.effects[path] = fact
                 else:
-                    target.walker.module_changed(key[len(_GLOBAL):], fact)
+                    target.walker.module_changed(path, fact)
                 continue
             root, _, rest = key.partition(".")
             caller = paths.get(root)
@@ -1100,9 +1167,11 @@ class Calls:
                 containers[name] = given.container
         if not known and target.walker is None:
             # a function of this file that works on module-level state that matters (an
-            # optimizer over sparse parameters) is worth following whatever it is passed
-            outer = state.env if inf is self.walker.module_inference else inf.outer
-            known = any(_relevant(outer.get(n)) for n in self._globals_read(node))
+            # optimizer over sparse parameters) is worth following whatever it is passed; so
+            # is one that rebinds a name outside it
+            outer = self._view(state, node)
+            known = (any(_relevant(outer.get(n)) for n in self._globals_read(node))
+                     or any(self.walker.scopes.kinds(node, self.walker.functions)))
         return bound, paths, known, defaulted, containers
 
     def _pieces(self, call: cst.Call, state) -> list:
@@ -1250,9 +1319,13 @@ class Calls:
                  saved: Optional[dict[str, Evidence]] = None) -> Optional[_Result]:
         w = self.walker
         saved = saved or {}
+        written = w.scopes.writes(node, w.functions)
+        lost = w.scopes.kinds(node, w.functions)[2]
+        # what the names it rebinds outside itself held before: its effects depend on them
+        prior = {k: v for k, v in outer.items() if k.split(".")[0] in written} if written else {}
         try:
             key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after,
-                   tuple(sorted(saved.items())))
+                   tuple(sorted(saved.items())), tuple(sorted(prior.items(), key=lambda kv: kv[0])))
             hash(key)
         except TypeError:
             key = None
@@ -1294,6 +1367,14 @@ class Calls:
             root = k.split(".")[0]
             if root not in local and root not in bound and k in outer and fact != outer[k]:
                 effects[_GLOBAL + k] = fact
+        # names it rebinds in the module or an enclosing function (`global`, `nonlocal`)
+        for k in {k for k in final.env if k.split(".")[0] in written} | set(prior):
+            after = final.env.get(k)
+            if after != prior.get(k):
+                effects[_GLOBAL + k] = after
+        for name in lost:
+            # a module name a function it calls rebinds, hidden here by a variable of its own
+            effects[_GLOBAL + name] = None
         result = _Result(returned, effects, self._writes_untracked(node, local))
         result.backward = bool(w._scope_summary(node)[1])
         for k, evidence in final.saved.items():

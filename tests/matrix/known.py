@@ -40,8 +40,6 @@ CAUSES = {
 
 # (shape, the hazards it is missed for, cause)
 MISSED = (
-    ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
-    ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("closure", "SPL601", "closures"),
     ("registry_modules", "SPL001 SPL103 SPL501", "indirect-calls"),
     ("config_module_value", "SPL001 SPL103 SPL501", "module-globals"),

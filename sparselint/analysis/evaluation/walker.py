@@ -16,6 +16,7 @@ import libcst as cst
 
 from ..torchops import torchapi as api
 from ..calls import Calls
+from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
 from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join, join_all
@@ -62,6 +63,7 @@ class Walker:
         self._exceptions: Optional[ExceptionClasses] = None
         # the statement just analysed surely leaves the function
         self.exited = False
+        self.scopes = Scopes(module, ctx.source)
         self.calls = Calls(self)
         self.module_inference: Optional[Inference] = None
         self._class_modules: dict[tuple, Optional[Module]] = {}
@@ -241,6 +243,13 @@ class Walker:
         saved_raised, self.raised = self.raised, None
         # what the caller's forward ops saved, under the parameters' names
         state = State(dict(initial or {}), dict(saved or {}))
+        written = self.scopes.writes(node, self.functions)
+        if written:
+            # a name it rebinds in an enclosing scope starts as that scope has it, and is then
+            # followed as its own variable (it never falls back to a stale outer fact)
+            for k, v in outer.items():
+                if k.split(".")[0] in written and k not in state.env:
+                    state.env[k] = v
         self._annotated_models(node, state)
         inference.enter(state)
         self.silent += silent
@@ -306,7 +315,8 @@ class Walker:
         found = self._scopes.get(node)
         if found is None:
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)})
+            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)}
+                                | self.scopes.writes(node, self.functions))
             found = self._scopes[node] = (locals_, backward_calls_in_block(body))
         return found
 
@@ -543,8 +553,9 @@ class Walker:
         for p in assigned_names(body, attributes=True, count=counts):
             pass
         out = {}
+        rebound = self.scopes.module_writes()  # a function's `global` statement can rebind these
         for k, v in final.env.items():
-            if counts.get(k.split(".")[0], 0) > 1 or _mutable(v):
+            if counts.get(k.split(".")[0], 0) > 1 or _mutable(v) or k.split(".")[0] in rebound:
                 continue
             # a module-level list of parameters may be changed in place by any function: only
             # what a display of them would say is kept, not its elements

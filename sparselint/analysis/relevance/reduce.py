@@ -62,6 +62,7 @@ class _Unit:
     decorators: set[str] = field(default_factory=set)  # names its decorators read
     owner: bool = False  # a class whose `self` the engine knows as a model: kept whole
     seed_names: set[str] = field(default_factory=set)  # imported from a token's module
+    rebinds: set[str] = field(default_factory=set)  # names a `global` statement in it declares
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -149,6 +150,9 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
                 words.add(f"{n.arg}={n.value.value!r}")
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             words.add(n.name)
+        elif kind is ast.Global:
+            unit.rebinds.update(n.names)
+            bound.update(n.names)  # what code reading the name sees may be set there
         elif kind in (ast.Import, ast.ImportFrom):
             module_words = _module_words(n.module) if kind is ast.ImportFrom and n.module else []
             words.update(module_words)
@@ -329,6 +333,11 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
             else:
                 context_of(i, u)
             continue
+        if how == _BEARING:
+            # a module name it rebinds (`global x`): the code reading that name sees the value
+            for n in u.rebinds:
+                for j in users[n]:
+                    use(j, _BEARING)
         if how == _BEARING and u.parent < 0:
             # the code calling it, and the code holding it as a value (`{"main": make}`,
             # `apply(make)`), which may call it

@@ -460,7 +460,8 @@ class Effects:
                 self._forget_sequence(path, held, state)
             elif isinstance(held, Params) and held.items is not None and not reads:
                 if followed is None:
-                    followed = self.calls is not None and self.calls.outcome(call) is not None
+                    found = self.calls.outcome(call) if self.calls is not None else None
+                    followed = found is not None and found.followed
                 if not followed:
                     self._forget_sequence(path, held, state)
 

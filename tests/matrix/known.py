@@ -25,8 +25,6 @@ CAUSES = {
                       "does not carry its facts",
     "embedding-subclass": "an `nn.Embedding` subclass passing `sparse=True` to `super().__init__` does not "
                           "make a sparse-gradient module",
-    "module-containers": "indexing an `nn.ModuleList`/`nn.ModuleDict` does not give the module stored in it",
-    "param-groups": "`optimizer.param_groups[0][\"params\"]` does not give the parameters the optimizer holds",
     "shape-into-callee": "a literal tensor shape does not flow into a callee's parameters (the SPL601 "
                          "indices), while uncoalesced/leaf/sparse facts do",
     "shape-in-init": "a literal tensor shape built in `__init__` is not kept on the instance (a constructor "
@@ -75,9 +73,6 @@ MISSED = (
     ("config_module_dict", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
     ("embedding_subclass", "SPL301 SPL401", "embedding-subclass"),
     ("embedding_subclass_module", "SPL301 SPL401", "embedding-subclass"),
-    ("modulelist_index", "SPL301 SPL401", "module-containers"),
-    ("moduledict_item", "SPL301 SPL401", "module-containers"),
-    ("clip_param_groups", "SPL301", "param-groups"),
     ("function_param", "SPL601", "shape-into-callee"),
     ("keyword_arg", "SPL601", "shape-into-callee"),
     ("keyword_only", "SPL601", "shape-into-callee"),

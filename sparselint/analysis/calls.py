@@ -99,6 +99,7 @@ class Calls:
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._init_tokens: dict[str, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
+        self._literal_sources: dict[tuple, bool] = {}
         self._stores: Optional[frozenset] = None
         # (class, name) -> the method, or the class attribute's value (not when the file
         # stores that attribute name anywhere: an instance's own value or a changed one)
@@ -163,8 +164,10 @@ class Calls:
                 if init is None and module is None:
                     return _Target(None, name, klass=klass, makes="instance")
                 receiver = module if module is not None else Instance(cls=name)
+                # with nothing known at the call, `__init__` still runs (silently, as a
+                # function's summary does): what it stores on the instance is a fact
                 return _Target(init, name, receiver=receiver, klass=klass,
-                               makes="module" if module is not None else "instance", walker=there)
+                               makes="module" if module is not None else "instance", walker=there, summary=True)
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
@@ -371,11 +374,11 @@ class Calls:
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
         engine's prefilter found a token in it), or that the call passes a fact that can."""
-        if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
+        wanted = (f"{local}.{attribute}" if attribute else local) in self.walker.ctx.imported
+        if not wanted:
             inf = self.walker.ctx.inference
-            if not any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
-                       for a in call.args):
-                return None
+            wanted = any(not a.star and _relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
+                         for a in call.args)
         from .project.models import project_index
         index = project_index()
         ctx = self.walker.ctx
@@ -384,11 +387,24 @@ class Calls:
         if found is None:
             return None
         file, name = found
+        if not wanted and not self._builds_literal_shape(file, name):
+            return None
         walker = self._walker_for(file)
         if walker is None or name not in walker.functions:
             return None
         ctx.dependencies.add(file)
         return _Target(walker.functions[name], name, walker=walker)
+
+    def _builds_literal_shape(self, file: str, name: str) -> bool:
+        """Whether a function of another module can return a tensor whose shape is written
+        out in its source (`return torch.tensor([[0, 1], [1, 2]])`), read by a regex."""
+        key = (file, name)
+        if key not in self._literal_sources:
+            from .project.models import project_index
+            from .torchops.torchapi import LITERAL_SHAPE_SOURCE
+            code = project_index()._definition_text(file, name, set())
+            self._literal_sources[key] = any(LITERAL_SHAPE_SOURCE.search(c) for c in code)
+        return self._literal_sources[key]
 
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
@@ -760,8 +776,10 @@ def _relevant(fact, depth: int = 0) -> bool:
     an object that leads to one. Calls that pass only other facts (a dense
     tensor that needs no grad, a dense model) are not worth a second analysis."""
     if isinstance(fact, Tensor):
+        # a shape written as a literal decides the construction checks (indices and values
+        # that disagree) wherever the tensor is used
         return (fact.is_sparse or fact.grad in ("leaf", "nonleaf") or fact.grad_layout is not None
-                or fact.values_of_sparse or fact.needs_sparse_grad)
+                or fact.values_of_sparse or fact.needs_sparse_grad or fact.shape is not None)
     if isinstance(fact, (Module, Params)):
         if fact.flags.has_sparse is True or fact.flags.sparse_param is True:
             return True

@@ -20,20 +20,12 @@ CAUSES = {
     "dataclass-defaults": "a dataclass field's default (`field(default_factory=...)` or a class-level "
                           "default) is not bound when the constructor omits it",
     "namespace": "`types.SimpleNamespace(...)` attributes are not bound",
-    "attribute-chain": "an attribute chain through two plain (non-module) objects is not followed",
     "module-globals": "a module-level value imported from another module (`from config import VALUE`) "
                       "does not carry its facts",
     "embedding-subclass": "an `nn.Embedding` subclass passing `sparse=True` to `super().__init__` does not "
                           "make a sparse-gradient module",
-    "shape-into-callee": "a literal tensor shape does not flow into a callee's parameters (the SPL601 "
-                         "indices), while uncoalesced/leaf/sparse facts do",
-    "shape-in-init": "a literal tensor shape built in `__init__` is not kept on the instance (a constructor "
-                     "whose source holds no rule token is not followed)",
-    "shape-across-modules": "a literal tensor shape does not flow out of a function in another module",
     "autograd-function": "`ctx.save_for_backward` / `ctx.saved_tensors` do not carry facts into a custom "
                          "`autograd.Function`'s backward",
-    "model-through-two-calls": "a sparse-gradient model passed through two calls across modules loses its "
-                               "fact (a tensor's facts survive the same chain)",
 }
 
 # (shape, the hazards it is missed for, cause)
@@ -62,32 +54,15 @@ MISSED = (
     ("generator_yield", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("generator_next", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "generators"),
     ("await_coroutine", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "await"),
-    ("property_getter", "SPL601", "shape-in-init"),
     ("dataclass_default_factory", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("dataclass_config_module", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "dataclass-defaults"),
     ("config_model_modules", "SPL301 SPL401", "dataclass-defaults"),
     ("namespace_attribute", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "namespace"),
     ("flag_namespace", "SPL301 SPL401", "namespace"),
-    ("attribute_chain", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "attribute-chain"),
     ("config_module_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
     ("config_module_dict", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
     ("embedding_subclass", "SPL301 SPL401", "embedding-subclass"),
     ("embedding_subclass_module", "SPL301 SPL401", "embedding-subclass"),
-    ("function_param", "SPL601", "shape-into-callee"),
-    ("keyword_arg", "SPL601", "shape-into-callee"),
-    ("keyword_only", "SPL601", "shape-into-callee"),
-    ("decorator_on_sink", "SPL601", "shape-into-callee"),
-    ("instance_attribute", "SPL601", "shape-into-callee"),
-    ("hasattr_guard", "SPL601", "shape-into-callee"),
-    ("method_sink", "SPL601", "shape-into-callee"),
-    ("helper_module_source", "SPL601", "shape-across-modules"),
-    ("import_as", "SPL601", "shape-across-modules"),
-    ("from_import_as", "SPL601", "shape-across-modules"),
-    ("package_reexport", "SPL601", "shape-across-modules"),
-    ("package_relative_sink", "SPL601", "shape-across-modules"),
-    ("helper_chain_modules", "SPL601", "shape-across-modules"),
-    ("package_relative_sink", "SPL301 SPL401", "model-through-two-calls"),
-    ("helper_chain_modules", "SPL301 SPL401", "model-through-two-calls"),
     ("autograd_function_saved", "SPL001 SPL501 SPL601", "autograd-function"),
 )
 

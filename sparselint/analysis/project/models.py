@@ -27,6 +27,8 @@ CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 FUNCTIONAL_EMBEDDING = {"torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"}
 MAX_DEPTH = 8
+# modules a chain of helpers is followed through for the code it reaches
+_MAX_CHAIN = 3
 
 
 
@@ -335,6 +337,11 @@ class ProjectIndex:
                         texts.append(code)
                     continue
                 code = self._definition_text(file, original, files)
+                if code and not any(tokens.search(c) for c in code):
+                    # a helper that passes what it is given on to a function of a module it
+                    # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
+                    # function's code counts as this one's
+                    code = code + self._reached_code(file, code, tokens, files)
                 if not code and _subclassed(text, local):
                     # a base class whose methods a subclass here inherits: those this file
                     # calls (and `__init__`) run here
@@ -344,6 +351,29 @@ class ProjectIndex:
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
+
+    def _reached_code(self, file: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
+        """The source of the functions that `code` (of the module `file`) calls through the
+        names its module imports from other modules of the project, when they hold a token,
+        followed through helpers that do not, up to a few modules deep."""
+        if depth >= _MAX_CHAIN:
+            return []
+        body = self._text(file) or ""
+        out: list[str] = []
+        for module, pairs in self._outline(file, body)[1]:
+            for original, local in pairs:
+                if original is None or not any(re.search(rf"\b{re.escape(local)}\s*\(", c) for c in code):
+                    continue
+                sub = self._import_file(module, file)
+                if sub is None:
+                    continue
+                files.add(sub)
+                found = self._definition_text(sub, original, files)
+                if any(tokens.search(c) for c in found):
+                    out.extend(found)
+                elif found:
+                    out.extend(self._reached_code(sub, found, tokens, files, depth + 1))
+        return out
 
     def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
         """(name, source) of the methods of the top-level class `name` of a module, found by

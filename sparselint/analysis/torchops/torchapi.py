@@ -4,6 +4,8 @@ Data only, so that a new source of facts is one line here, not a branch in the e
 """
 from __future__ import annotations
 
+import re
+
 from ..evaluation.gradflags import DENSE
 
 # Sparse constructors: qualified name -> (layout, position of the values argument).
@@ -181,6 +183,11 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor
                             "torch.IntTensor", "torch.DoubleTensor", "torch.Tensor"})
 # Factories whose positional arguments are the shape.
 SHAPE_FACTORIES = frozenset({"torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty"})
+# Source text that can build a tensor whose shape is written out: a factory given a nested
+# list or tuple, or a shape factory given a number. A function of another module that holds
+# none cannot return such a tensor unless it is passed one.
+LITERAL_SHAPE_SOURCE = re.compile(r"\b(?:tensor|as_tensor|LongTensor|FloatTensor|IntTensor|DoubleTensor|Tensor)\s*\(\s*[\[(]"
+                                  r"|\b(?:ones|zeros|randn|rand|empty)\s*\(\s*\d")
 LITERAL_METHODS = frozenset({"long", "int", "float", "double", "clone", "to", "contiguous", "cpu"})
 
 # Which ops work on which sparse inputs, and what they return, is not listed here: it is

@@ -776,10 +776,11 @@ def _relevant(fact, depth: int = 0) -> bool:
     an object that leads to one. Calls that pass only other facts (a dense
     tensor that needs no grad, a dense model) are not worth a second analysis."""
     if isinstance(fact, Tensor):
-        # a shape written as a literal decides the construction checks (indices and values
-        # that disagree) wherever the tensor is used
+        # data written out (`torch.tensor([[0, 1], [1, 2]])`) decides the construction checks
+        # (indices and values that disagree) wherever it is used; a shape factory's result
+        # (`torch.ones(3)`) is too common a dense argument to follow every call for
         return (fact.is_sparse or fact.grad in ("leaf", "nonleaf") or fact.grad_layout is not None
-                or fact.values_of_sparse or fact.needs_sparse_grad or fact.shape is not None)
+                or fact.values_of_sparse or fact.needs_sparse_grad or fact.literal is not None)
     if isinstance(fact, (Module, Params)):
         if fact.flags.has_sparse is True or fact.flags.sparse_param is True:
             return True

@@ -1,0 +1,288 @@
+"""Model forms the engine follows, checked through the real command on small programs:
+embedding subclasses, module containers, optimizer param groups, models and tensors handed
+through helpers of other modules, custom autograd functions, and literal shapes."""
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from conftest import run_cli
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def findings(root, files: dict[str, str], *extra: str) -> set[tuple[str, int, str]]:
+    """(file, line, code) of what `sparselint` reports on a project written to `root`."""
+    _write(root, files)
+    r = run_cli("--no-cache", "--output-format", "pylint", *extra, ".", cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    out = set()
+    for line in r.stdout.splitlines():
+        m = re.match(r"(.+?):(\d+): \[(SPL\d+)\]", line)
+        if m:
+            out.add((m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3)))
+    return out
+
+
+def line_of(program: str, text: str) -> int:
+    """The line of a program written by `_write` that holds `text`."""
+    lines = textwrap.dedent(program).lstrip("\n").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def full_output(root, files: dict[str, str]) -> str:
+    _write(root, files)
+    r = run_cli("--no-cache", "--output-format", "full", ".", cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return r.stdout
+
+
+CLIP_SUBCLASS = """
+import torch
+import torch.nn as nn
+
+
+class SparseEmbedding(nn.Embedding):
+    def __init__(self, n, dim):
+        {init}
+
+
+emb = SparseEmbedding(10, 4{args})
+emb(torch.tensor([1, 2])).sum().backward()
+torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+"""
+
+
+@pytest.mark.parametrize("init, args", [
+    ("super().__init__(n, dim, sparse=True)", ""),
+    ("nn.Embedding.__init__(self, n, dim, sparse=True)", ""),
+    ("super(SparseEmbedding, self).__init__(n, dim, None, None, 2.0, False, True)", ""),
+    ("self.sparse = True\n        super().__init__(n, dim, sparse=self.sparse)", ""),
+])
+def test_an_embedding_subclass_built_sparse_gives_sparse_grads(tmp_path, init, args):
+    program = CLIP_SUBCLASS.format(init=init, args=args)
+    assert ("main.py", line_of(program, "clip_grad_norm_"), "SPL301") in findings(tmp_path, {"main.py": program})
+
+
+def test_an_embedding_subclass_passes_its_own_parameter_on(tmp_path):
+    program = CLIP_SUBCLASS.replace("def __init__(self, n, dim):", "def __init__(self, n, dim, sparse=False):")
+    program = program.format(init="super().__init__(n, dim, sparse=sparse)", args="{args}")
+    assert ("main.py", 12, "SPL301") in findings(tmp_path / "a", {"main.py": program.format(args=", sparse=True")})
+    assert findings(tmp_path / "b", {"main.py": program.format(args="")}) == set()
+    assert findings(tmp_path / "c", {"main.py": program.format(args=", sparse=False")}) == set()
+
+
+@pytest.mark.parametrize("init", [
+    "super().__init__(n, dim, sparse=False)",
+    "super().__init__(n, dim)",
+    "self.sparse = False\n        super().__init__(n, dim, sparse=self.sparse)",
+])
+def test_an_embedding_subclass_built_dense_is_silent(tmp_path, init):
+    assert findings(tmp_path, {"main.py": CLIP_SUBCLASS.format(init=init, args="")}) == set()
+
+
+def test_an_embedding_subclass_of_another_module(tmp_path):
+    files = {
+        "layers.py": """
+            import torch.nn as nn
+
+
+            class SparseBag(nn.EmbeddingBag):
+                def __init__(self, n, dim):
+                    super().__init__(n, dim, mode="sum", sparse=True)
+        """,
+        "main.py": """
+            import torch
+            from layers import SparseBag
+
+            emb = SparseBag(10, 4)
+            opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+            emb(torch.tensor([[1, 2]])).sum().backward()
+            opt.step()
+        """,
+    }
+    assert ("main.py", 5, "SPL401") in findings(tmp_path / "sparse", files)
+    files["layers.py"] = files["layers.py"].replace("sparse=True", "sparse=False")
+    assert findings(tmp_path / "dense", files) == set()
+
+
+CONTAINER = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.towers = nn.ModuleList([nn.Embedding(10, 4, sparse=True), nn.Embedding(10, 4)])
+        self.heads = nn.ModuleDict({{"user": nn.Embedding(10, 4, sparse=True), "item": nn.Linear(4, 4)}})
+        self.stack = nn.Sequential(nn.Embedding(10, 4, sparse=True), nn.Linear(4, 1))
+
+
+net = Net()
+part = {part}
+opt = torch.optim.Adam(part.parameters(), lr=0.1)
+"""
+
+
+@pytest.mark.parametrize("part, sparse", [
+    ("net.towers[0]", True), ("net.towers[1]", False),
+    ('net.heads["user"]', True), ('net.heads["item"]', False),
+    ("net.stack[0]", True), ("net.stack[1]", False),
+    ('nn.ModuleDict({"e": nn.Embedding(3, 2, sparse=True)})["e"]', True),
+])
+def test_indexing_a_module_container_gives_the_stored_module(tmp_path, part, sparse):
+    found = findings(tmp_path, {"main.py": CONTAINER.format(part=part)})
+    assert found == ({("main.py", 15, "SPL401")} if sparse else set())
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_param_groups_hold_the_optimizers_parameters(tmp_path, sparse):
+    program = f"""
+        import torch
+        import torch.nn as nn
+
+        emb = nn.Embedding(10, 4, sparse={sparse})
+        lin = nn.Linear(4, 1)
+        opt = torch.optim.SGD([{{"params": lin.parameters()}}, {{"params": emb.parameters()}}], lr=0.1)
+        lin(emb(torch.tensor([1, 2]))).sum().backward()
+        torch.nn.utils.clip_grad_norm_(opt.param_groups[1]["params"], 1.0)
+        torch.nn.utils.clip_grad_norm_(opt.param_groups[0]["params"], 1.0)
+        opt.step()
+    """
+    found = findings(tmp_path, {"main.py": program})
+    assert found == ({("main.py", 8, "SPL301")} if sparse else set())
+
+
+HANDED_ON = {
+    "pkg/__init__.py": "from .steps import run\n",
+    "pkg/steps.py": """
+        from .ops import use
+
+
+        def run(model):
+            use(model)
+    """,
+    "pkg/ops.py": """
+        import torch
+
+
+        def use(model):
+            opt = torch.optim.Adam(model.parameters(), lr=0.1)
+            model(torch.tensor([1, 2])).sum().backward()
+            opt.step()
+    """,
+    "main.py": """
+        import torch.nn as nn
+        from pkg import run
+
+        run(nn.Embedding(10, 4, sparse={sparse}))
+    """,
+}
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_a_model_handed_through_two_calls_across_modules(tmp_path, sparse):
+    files = dict(HANDED_ON, **{"main.py": HANDED_ON["main.py"].format(sparse=sparse)})
+    found = findings(tmp_path, files)
+    assert found == ({("pkg/ops.py", 5, "SPL401")} if sparse else set())
+
+
+def test_a_model_handed_on_keeps_the_call_in_this_file_in_evidence(tmp_path):
+    files = dict(HANDED_ON, **{"main.py": HANDED_ON["main.py"].format(sparse=True)})
+    out = full_output(tmp_path, files)
+    assert "SPL401" in out and "main.py:4" in out
+
+
+INDICES = "torch.tensor([[0, 1], [1, 2]])"  # two entries
+
+
+@pytest.mark.parametrize("values, bad", [("[1.0, 2.0, 3.0]", True), ("[1.0, 2.0]", False)])
+def test_a_literal_shape_reaches_a_callee(tmp_path, values, bad):
+    program = f"""
+        import torch
+
+
+        def build(indices, *, n=3):
+            return torch.sparse_coo_tensor(indices, torch.tensor({values}), (n, n))
+
+
+        build({INDICES})
+    """
+    assert findings(tmp_path, {"main.py": program}) == ({("main.py", 5, "SPL601")} if bad else set())
+
+
+@pytest.mark.parametrize("values, bad", [("[1.0, 2.0, 3.0]", True), ("[1.0, 2.0]", False)])
+def test_a_literal_shape_stored_by_a_constructor_without_tokens(tmp_path, values, bad):
+    program = f"""
+        import torch
+
+
+        class Holder:
+            def __init__(self):
+                self._indices = {INDICES}
+
+            @property
+            def indices(self):
+                return self._indices
+
+
+        h = Holder()
+        s = torch.sparse_coo_tensor(h.indices, torch.tensor({values}), (3, 3))
+    """
+    assert findings(tmp_path, {"main.py": program}) == ({("main.py", 14, "SPL601")} if bad else set())
+
+
+@pytest.mark.parametrize("values, bad", [("[1.0, 2.0, 3.0]", True), ("[1.0, 2.0]", False)])
+def test_a_literal_shape_returned_by_another_module(tmp_path, values, bad):
+    files = {
+        "data/__init__.py": "from .factory import make_indices\n",
+        "data/factory.py": f"""
+            import torch
+
+
+            def make_indices():
+                return {INDICES}
+        """,
+        "main.py": f"""
+            import torch
+            from data import make_indices as build
+
+            s = torch.sparse_coo_tensor(build(), torch.tensor({values}), (3, 3))
+        """,
+    }
+    assert findings(tmp_path, files) == ({("main.py", 4, "SPL601")} if bad else set())
+
+
+@pytest.mark.parametrize("values, bad", [("[1.0, 2.0, 3.0]", True), ("[1.0, 2.0]", False)])
+def test_a_literal_shape_handed_through_two_modules(tmp_path, values, bad):
+    files = {
+        "steps.py": """
+            from ops import use
+
+
+            def run(x):
+                return use(x)
+        """,
+        "ops.py": f"""
+            import torch
+
+
+            def use(x):
+                return torch.sparse_coo_tensor(x, torch.tensor({values}), (3, 3))
+        """,
+        "main.py": f"""
+            import torch
+            from steps import run
+
+            run({INDICES})
+        """,
+    }
+    assert findings(tmp_path, files) == ({("ops.py", 5, "SPL601")} if bad else set())

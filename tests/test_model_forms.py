@@ -286,3 +286,39 @@ def test_a_literal_shape_handed_through_two_modules(tmp_path, values, bad):
         """,
     }
     assert findings(tmp_path, files) == ({("ops.py", 5, "SPL601")} if bad else set())
+
+
+AUTOGRAD = """
+import torch
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, adj):
+        ctx.save_for_backward(adj)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        adj, = ctx.saved_tensors
+        rows = adj.indices()[0]
+        return grad * 2, None
+
+
+adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), torch.tensor([1.0, 2.0, 3.0]), (3, 3))
+Scale.apply(torch.ones(2, requires_grad=True), adj{suffix}).sum().backward()
+"""
+
+
+@pytest.mark.parametrize("suffix, bad", [("", True), (".coalesce()", False)])
+def test_what_forward_saves_reaches_backward(tmp_path, suffix, bad):
+    found = findings(tmp_path, {"main.py": AUTOGRAD.format(suffix=suffix)})
+    assert found == ({("main.py", 13, "SPL001")} if bad else set())
+
+
+def test_a_shape_saved_for_backward_reaches_it(tmp_path):
+    program = AUTOGRAD.format(suffix="").replace(
+        "rows = adj.indices()[0]", "s = torch.sparse_coo_tensor(adj, torch.tensor([1.0, 2.0, 3.0]), (3, 3))")
+    program = program.replace("adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), "
+                              "torch.tensor([1.0, 2.0, 3.0]), (3, 3))", "adj = torch.tensor([[0, 1], [1, 2]])")
+    assert findings(tmp_path, {"main.py": program}) == {("main.py", 13, "SPL601")}

@@ -72,6 +72,9 @@ class _Target:
     # a method of this file: with nothing known at the call, it is still analysed (silently,
     # as a function's summary is) for what it returns
     summary: bool = False
+    # `forward` of a custom autograd function: its `backward`, run with the context forward
+    # filled in
+    backward: Optional[cst.FunctionDef] = None
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -184,6 +187,10 @@ class Calls:
             if isinstance(recv, Callee):
                 # `Factory.build()`: a class or static method called on a class of this file
                 if recv.local and recv.receiver is None and recv.target in w.classes:
+                    if func.attr.value == "apply":
+                        applied = self._autograd_apply(recv.target)
+                        if applied is not None:
+                            return applied
                     return self._method(recv.target, func.attr.value, None, None, bound=False)
                 return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
@@ -204,6 +211,35 @@ class Calls:
         target = self._method_target(method, cls, f"{cls}.{name}", recv if bound else None, recv_path if bound else None)
         target.walker = there
         return target
+
+    def _autograd_apply(self, cls: str) -> Optional[_Target]:
+        """`Fn.apply(...)` of a `torch.autograd.Function` of this file: its `forward` with a
+        fresh context object first, and its `backward` afterwards with that context."""
+        from .torchops.torchapi import AUTOGRAD_CTX
+        w = self.walker
+        klass = w.classes[cls]
+        if w.method(klass, "apply") is not None or not self._derives_autograd_function(klass):
+            return None
+        forward, backward = w.method(klass, "forward"), w.method(klass, "backward")
+        if forward is None or _method_kind(forward) != "staticmethod":
+            return None
+        target = _Target(forward, f"{cls}.forward", receiver=Instance(cls=AUTOGRAD_CTX), summary=True)
+        if backward is not None and _method_kind(backward) == "staticmethod":
+            target.backward = backward
+        return target
+
+    def _derives_autograd_function(self, klass: cst.ClassDef, depth: int = 0) -> bool:
+        from .torchops.torchapi import AUTOGRAD_FUNCTIONS
+        w = self.walker
+        for base in klass.bases:
+            if base.keyword is not None:
+                continue
+            if w.ctx.names.qualify(base.value) in AUTOGRAD_FUNCTIONS:
+                return True
+            if (isinstance(base.value, cst.Name) and base.value.value in w.classes and depth < 8
+                    and self._derives_autograd_function(w.classes[base.value.value], depth + 1)):
+                return True
+        return False
 
     def _inherited(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[tuple]:
         """(method, walker of its module) of a method a class of this file inherits from a
@@ -479,6 +515,8 @@ class Calls:
                 self.walker.silent -= silent
         if result is None:
             return None
+        if target.backward is not None:
+            self._run_backward(target, result, state)
         outcome = Outcome()
         if result.untracked:
             # whatever the call was given may have changed in ways not followed: forget it
@@ -513,6 +551,23 @@ class Calls:
         else:
             outcome.returned = result.returned
         return outcome
+
+    def _run_backward(self, target: _Target, forward: _Result, state) -> None:
+        """The `backward` of a custom autograd function, with its context holding what
+        `forward` stored on it (`ctx.save_for_backward(t)` read back as `ctx.saved_tensors`,
+        `ctx.scale = ...`). Autograd runs it without grad, as `loss.backward()` does."""
+        from .torchops.torchapi import AUTOGRAD_CTX
+        first = [*target.node.params.posonly_params, *target.node.params.params][0].name.value
+        prefix = first + "."
+        attrs = tuple((k[len(prefix):], v) for k, v in forward.effects.items()
+                      if k.startswith(prefix) and "." not in k[len(prefix):] and v is not None)
+        ctx_fact = Instance(cls=AUTOGRAD_CTX, attrs=attrs)
+        params = [*target.backward.params.posonly_params, *target.backward.params.params]
+        if not params or not _relevant(ctx_fact) or target.backward in _ACTIVE or len(_ACTIVE) >= MAX_DEPTH:
+            return
+        inf = self.walker.ctx.inference
+        outer = state.env if inf is self.walker.module_inference else inf.outer
+        self._analyse(target.backward, {params[0].name.value: ctx_fact}, outer, grad=False)
 
     def _fields(self, klass: cst.ClassDef, call: cst.Call, state) -> tuple:
         """Attributes of an object of a class without `__init__`: its class-level literal

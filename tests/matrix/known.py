@@ -22,8 +22,6 @@ CAUSES = {
     "namespace": "`types.SimpleNamespace(...)` attributes are not bound",
     "module-globals": "a module-level value imported from another module (`from config import VALUE`) "
                       "does not carry its facts",
-    "autograd-function": "`ctx.save_for_backward` / `ctx.saved_tensors` do not carry facts into a custom "
-                         "`autograd.Function`'s backward",
 }
 
 # (shape, the hazards it is missed for, cause)
@@ -59,7 +57,6 @@ MISSED = (
     ("flag_namespace", "SPL301 SPL401", "namespace"),
     ("config_module_value", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
     ("config_module_dict", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "module-globals"),
-    ("autograd_function_saved", "SPL001 SPL501 SPL601", "autograd-function"),
 )
 
 # (shape, hazard, what the engine reports on the safe twin): none today.

@@ -113,6 +113,11 @@ UNCOALESCING_UPDATES = frozenset({"add_", "sub_", "addcmul_", "addcdiv_"})
 # Calls that run backward.
 BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"})
 
+# Custom autograd functions: `Fn.apply(...)` runs `forward(ctx, ...)`, and backward later runs
+# `backward(ctx, ...)` with the same context object, which carries what forward saved.
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+AUTOGRAD_CTX = "torch.autograd.function.FunctionCtx"
+
 # Grad-mode context managers and decorators: qualified name -> grad enabled inside.
 GRAD_MODES = {
     "torch.no_grad": False,

@@ -322,3 +322,51 @@ def test_a_shape_saved_for_backward_reaches_it(tmp_path):
     program = program.replace("adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), "
                               "torch.tensor([1.0, 2.0, 3.0]), (3, 3))", "adj = torch.tensor([[0, 1], [1, 2]])")
     assert findings(tmp_path, {"main.py": program}) == {("main.py", 13, "SPL601")}
+
+
+MODEL = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.adj = torch.eye(3).to_sparse()
+        self.w = nn.Parameter(torch.randn(3, 2))
+
+    def forward(self, x):
+        out = torch.sparse.mm(self.adj, self.w)
+        {edit}
+        return out + x
+"""
+
+TRAIN = """
+import torch
+from model import Net
+
+
+def train(model, steps):
+    for step in range(steps):
+        loss = model(torch.randn(3, 2)).sum()
+        {backward}
+
+
+train(Net(), 3)
+"""
+
+
+def test_a_forward_hazard_of_another_module_found_from_the_training_loop(tmp_path):
+    files = {"model.py": MODEL.format(edit="self.adj.mul_(2)"), "train.py": TRAIN.format(backward="loss.backward()")}
+    out = full_output(tmp_path, files)
+    assert "model.py:13:9: SPL107" in out
+    assert "because: train.py:7: `model(torch.randn(3, 2))` reaches `loss.backward()`" in out
+
+
+@pytest.mark.parametrize("edit, backward", [
+    ("self.adj.mul_(2)", "print(loss)"),  # no backward: the forward alone runs fine
+    ("self.adj.clone().mul_(2)", "loss.backward()"),  # a copy is changed, not the saved tensor
+])
+def test_a_forward_of_another_module_without_a_failing_backward_is_silent(tmp_path, edit, backward):
+    files = {"model.py": MODEL.format(edit=edit), "train.py": TRAIN.format(backward=backward)}
+    assert findings(tmp_path, files) == set()

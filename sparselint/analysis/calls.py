@@ -103,6 +103,8 @@ class Calls:
         self._init_tokens: dict[str, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._literal_sources: dict[tuple, bool] = {}
+        # a model class of another module -> (that module's walker, the class, ...)
+        self._models: dict[str, Optional[tuple]] = {}
         self._stores: Optional[frozenset] = None
         # (class, name) -> the method, or the class attribute's value (not when the file
         # stores that attribute name anywhere: an instance's own value or a changed one)
@@ -151,11 +153,11 @@ class Calls:
             if isinstance(fact, Callee) and fact.local:
                 name = fact.target
             elif fact is not None or name in inf.locals:
-                return self._forward(func, fact)
+                return self._forward(func, fact, call, state)
             if name in w.functions:
                 return _Target(w.functions[name], name)
             if name not in w.classes:
-                return self._imported(call, state, name, "")
+                return self._imported(call, state, name, "") or self._foreign_constructor(call, state)
             if name in w.classes:
                 klass = w.classes[name]
                 init = w.method(klass, "__init__")
@@ -180,7 +182,7 @@ class Calls:
                 found = self._imported(call, state, func.value.value, func.attr.value)
                 if found is not None:
                     return found
-            called = self._forward(func, inf.fact(func, state))
+            called = self._forward(func, inf.fact(func, state), call, state)
             if called is not None:
                 return called  # `self.layer(x)`: a submodule of a class of this file
             recv = inf.fact(func.value, state)
@@ -396,16 +398,77 @@ class Calls:
             return _ALL_NAMES
         return self._stores
 
-    def _forward(self, func: cst.BaseExpression, fact) -> Optional[_Target]:
-        """Calling a model of a class of this file runs its `forward`."""
+    def _forward(self, func: cst.BaseExpression, fact, call: cst.Call, state) -> Optional[_Target]:
+        """Calling a model of a class of this file runs its `forward`; of a class of another
+        module of the project, that module's `forward` when its source can hold a hazard."""
         w = self.walker
         cls = _local_class(fact, w.ctx.path)
+        if cls is None and isinstance(fact, Module) and fact.cls:
+            return self._foreign_forward(func, fact, call, state)
         if cls is None or cls not in w.classes:
             return None
         method = w.method(w.classes[cls], "forward")
         if method is None or _is_static(method):
             return None
         return _Target(method, f"{cls}.forward", receiver=fact, receiver_path=dotted(func))
+
+    def _foreign_model(self, qualname: str) -> Optional[tuple]:
+        """(walker of its module, class node, file, name, whether its source holds a token)
+        of a model class of another module of the project, looked up once."""
+        from .project.models import project_index
+        ctx = self.walker.ctx
+        if qualname not in self._models:
+            found = None
+            index = project_index()
+            info = index._class(qualname, ctx.path, ctx.source)
+            ctx.dependencies.update(index.missing)
+            if info is not None and os.path.abspath(info.path) != os.path.abspath(ctx.path):
+                file = os.path.abspath(info.path)
+                there = self._walker_for(file)
+                klass = there.classes.get(info.name) if there is not None else None
+                if klass is not None:
+                    methods = index._methods_of(file, info.name)
+                    tokens = bool(ctx.tokens) and any(ctx.tokens.search(c) for _, c in methods)
+                    found = (there, klass, file, info.name, tokens)
+            self._models[qualname] = found
+        return self._models[qualname]
+
+    def _foreign_forward(self, func: cst.BaseExpression, fact: Module, call: cst.Call, state) -> Optional[_Target]:
+        """`model(x)` of a model class of another module: its `forward`, when the class's
+        source holds a token or the call passes a fact a hazard can hang on."""
+        found = self._foreign_model(fact.cls)
+        if found is None:
+            return None
+        there, klass, file, name, tokens = found
+        method = there.method(klass, "forward")
+        if method is None or _is_static(method):
+            return None
+        inf = self.walker.ctx.inference
+        if not tokens and not _relevant(fact) and not any(
+                not a.star and _relevant(inf.fact(a.value, state)) for a in call.args):
+            return None
+        self.walker.ctx.dependencies.add(file)
+        # in that module the instance is one of its own classes: its methods are followed there
+        return _Target(method, f"{name}.forward", receiver=replace(fact, cls=f"{file}::{name}"),
+                       receiver_path=dotted(func), walker=there)
+
+    def _foreign_constructor(self, call: cst.Call, state) -> Optional[_Target]:
+        """`Model(...)` of a model class of another module whose source holds a token: its
+        `__init__`, run there, for what it stores on the instance (`self.adj = ...`)."""
+        inf = self.walker.ctx.inference
+        module = inf.models(call, inf, state) if inf.models is not None else None
+        if not isinstance(module, Module) or not module.cls:
+            return None
+        found = self._foreign_model(module.cls)
+        if found is None or not found[4]:
+            return None
+        there, klass, file, name, _ = found
+        init = there.method(klass, "__init__")
+        if init is None:
+            return None
+        self.walker.ctx.dependencies.add(file)
+        return _Target(init, name, receiver=replace(module, cls=f"{file}::{name}"), klass=klass, makes="module",
+                       walker=there, summary=True)
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
@@ -500,8 +563,10 @@ class Calls:
                                  saved={k: _portable_evidence(e, there.ctx, there.ctx.path)
                                         for k, e in result.saved.items()},
                                  backward=result.backward)
+            after = here.backward_after(site)
             for d in there.ctx.diagnostics[before:]:
-                here.diagnostics.append(replace(d, fix=None, evidence=_with_call_site(d.evidence, here, site, target.name)))
+                evidence = _with_call_site(d.evidence, here, site, target.name, after)
+                here.diagnostics.append(replace(d, fix=None, evidence=evidence))
             here.dependencies.update(there.ctx.dependencies)
         else:
             # a call from module code sees the module's facts as they are now; a call from a
@@ -884,14 +949,19 @@ def _portable(fact, ctx, path: str):
     return out
 
 
-def _with_call_site(evidence: tuple, here, call: cst.Call, name: str) -> tuple:
+def _with_call_site(evidence: tuple, here, call: cst.Call, name: str, backward=None) -> tuple:
     """A finding in another module keeps a place in the calling file: the call, when no
     fact of this file already led there (what the finding hangs on may be the callee's own
-    code, set off by this call's grad mode or the backward after it)."""
-    if any(e.path == here.path for e in evidence):
-        return evidence
+    code, set off by this call's grad mode or the backward after it), and the backward of
+    this file that runs after it."""
     line, column = here.position(call)
     if not line:
+        return evidence
+    if isinstance(backward, cst.Call) and not any(e.path == here.path and e.line == line and "reaches" in e.text
+                                                   for e in evidence):
+        text = f"`{here.code(call)}` reaches `{here.code(backward)}`"
+        return (*evidence, Evidence(line, column, text, path=here.path))
+    if any(e.path == here.path for e in evidence):
         return evidence
     return (*evidence, Evidence(line, column, f"`{name}()` called here", path=here.path))
 

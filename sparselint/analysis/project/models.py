@@ -347,6 +347,10 @@ class ProjectIndex:
                     # calls (and `__init__`) run here
                     code = [c for name, c in self._methods_of(file, original)
                             if name == "__init__" or re.search(rf"\.{re.escape(name)}\b", text)]
+                elif not code:
+                    # a model class: building one runs its `__init__`, calling one its
+                    # `forward`, here
+                    code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)

@@ -103,6 +103,7 @@ class ProjectIndex:
         self._token_functions: dict[tuple, list] = {}
         self._overlays: set[str] = set()
         self._outlines: dict[tuple, tuple] = {}
+        self._reached: dict[tuple, tuple] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -124,7 +125,7 @@ class ProjectIndex:
     def forget_derived(self) -> None:
         """Drop what was derived from file contents (a file changed on disk or in an editor)."""
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
-                     self._instances, self._owners, self._token_functions):
+                     self._instances, self._owners, self._token_functions, self._reached):
             memo.clear()
 
     def offer(self, path: str, text: str, tree: ast.Module) -> None:
@@ -341,7 +342,7 @@ class ProjectIndex:
                     # a helper that passes what it is given on to a function of a module it
                     # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
                     # function's code counts as this one's
-                    code = code + self._reached_code(file, code, tokens, files)
+                    code = code + self._reached_code(file, original, code, tokens, files)
                 if not code and _subclassed(text, local):
                     # a base class whose methods a subclass here inherits: those this file
                     # calls (and `__init__`) run here
@@ -356,28 +357,40 @@ class ProjectIndex:
                     texts.extend(code)
         return names, texts, files
 
-    def _reached_code(self, file: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
-        """The source of the functions that `code` (of the module `file`) calls through the
-        names its module imports from other modules of the project, when they hold a token,
-        followed through helpers that do not, up to a few modules deep."""
-        if depth >= _MAX_CHAIN:
-            return []
-        body = self._text(file) or ""
+    def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
+        """The source of the functions that the function `name` (of the module `file`, whose
+        source is `code`) calls through the names its module imports from other modules of
+        the project, when they hold a token, followed through helpers that do not, up to a
+        few modules deep."""
+        key = (file, name, tokens, depth)
+        found = self._reached.get(key)
+        if found is None:
+            self._reached[key] = ([], set())  # a cycle of helpers ends here
+            found = self._reached[key] = self._reach(file, code, tokens, depth)
+        files.update(found[1])
+        return found[0]
+
+    def _reach(self, file: str, code: list[str], tokens, depth: int) -> tuple[list[str], set[str]]:
         out: list[str] = []
+        seen: set[str] = set()
+        if depth >= _MAX_CHAIN:
+            return out, seen
+        called = {m.group(1) for c in code for m in _CALLED.finditer(c)}
+        body = self._text(file) or ""
         for module, pairs in self._outline(file, body)[1]:
             for original, local in pairs:
-                if original is None or not any(re.search(rf"\b{re.escape(local)}\s*\(", c) for c in code):
+                if original is None or local not in called:
                     continue
                 sub = self._import_file(module, file)
                 if sub is None:
                     continue
-                files.add(sub)
-                found = self._definition_text(sub, original, files)
+                seen.add(sub)
+                found = self._definition_text(sub, original, seen)
                 if any(tokens.search(c) for c in found):
                     out.extend(found)
                 elif found:
-                    out.extend(self._reached_code(sub, found, tokens, files, depth + 1))
-        return out
+                    out.extend(self._reached_code(sub, original, found, tokens, seen, depth + 1))
+        return out, seen
 
     def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
         """(name, source) of the methods of the top-level class `name` of a module, found by
@@ -651,6 +664,8 @@ _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
+# a name called in source text: `use(` of `use(x)`
+_CALLED = re.compile(r"(?<![\w.])(\w+)\s*\(")
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 

@@ -370,3 +370,40 @@ def test_a_forward_hazard_of_another_module_found_from_the_training_loop(tmp_pat
 def test_a_forward_of_another_module_without_a_failing_backward_is_silent(tmp_path, edit, backward):
     files = {"model.py": MODEL.format(edit=edit), "train.py": TRAIN.format(backward=backward)}
     assert findings(tmp_path, files) == set()
+
+
+RUNS = {
+    "embedding subclass": ({"main.py": CLIP_SUBCLASS.format(init="super().__init__(n, dim, sparse=True)", args="")},
+                           "main.py", "SparseCPU"),
+    "embedding subclass, dense": ({"main.py": CLIP_SUBCLASS.format(init="super().__init__(n, dim)", args="")},
+                                  "main.py", None),
+    "container item": ({"main.py": CONTAINER.format(part='net.heads["user"]')
+                        + "net.heads['user'](torch.tensor([1])).sum().backward()\nopt.step()\n"},
+                       "main.py", "Adam does not support sparse gradients"),
+    "autograd function": ({"main.py": AUTOGRAD.format(suffix="")}, "main.py", "uncoalesced"),
+    "autograd function, coalesced": ({"main.py": AUTOGRAD.format(suffix=".coalesce()")}, "main.py", None),
+    "model handed on": (dict(HANDED_ON, **{"main.py": HANDED_ON["main.py"].format(sparse=True)}), "main.py",
+                        "Adam does not support sparse gradients"),
+    "forward of another module": ({"model.py": MODEL.format(edit="self.adj.mul_(2)"),
+                                   "train.py": TRAIN.format(backward="loss.backward()")}, "train.py",
+                                  "modified by an inplace operation"),
+    "forward of another module, a copy changed": ({"model.py": MODEL.format(edit="self.adj.clone().mul_(2)"),
+                                                   "train.py": TRAIN.format(backward="loss.backward()")},
+                                                  "train.py", None),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_programs_behave_as_the_findings_say(tmp_path, name):
+    """The programs above, run under torch: those reported fail with the error the finding
+    names, their twins run."""
+    import subprocess
+    import sys
+    files, main, error = RUNS[name]
+    _write(tmp_path, files)
+    r = subprocess.run([sys.executable, main], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    if error is None:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode != 0 and error in r.stderr, r.stderr

@@ -407,3 +407,8 @@ def test_the_programs_behave_as_the_findings_say(tmp_path, name):
         assert r.returncode == 0, r.stderr
     else:
         assert r.returncode != 0 and error in r.stderr, r.stderr
+
+
+def test_a_backward_that_never_runs_is_not_followed(tmp_path):
+    program = AUTOGRAD.format(suffix="").replace(").sum().backward()", ").sum()")
+    assert findings(tmp_path, {"main.py": program}) == set()

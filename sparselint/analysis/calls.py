@@ -580,7 +580,8 @@ class Calls:
                 self.walker.silent -= silent
         if result is None:
             return None
-        if target.backward is not None:
+        if target.backward is not None and self.walker.ctx.backward_follows(site):
+            # autograd runs it only when a backward comes after the call
             self._run_backward(target, result, state)
         outcome = Outcome()
         if result.untracked:

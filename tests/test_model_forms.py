@@ -412,3 +412,27 @@ def test_the_programs_behave_as_the_findings_say(tmp_path, name):
 def test_a_backward_that_never_runs_is_not_followed(tmp_path):
     program = AUTOGRAD.format(suffix="").replace(").sum().backward()", ").sum()")
     assert findings(tmp_path, {"main.py": program}) == set()
+
+
+@pytest.mark.parametrize("passed, bad", [("sparse=False", False), ("sparse=True", True), ("", True)])
+def test_a_subclass_of_an_embedding_subclass_passes_its_own_arguments(tmp_path, passed, bad):
+    program = f"""
+        import torch
+        import torch.nn as nn
+
+
+        class Base(nn.Embedding):
+            def __init__(self, n, dim, sparse=True):
+                super().__init__(n, dim, sparse=sparse)
+
+
+        class Derived(Base):
+            def __init__(self, n, dim):
+                super().__init__(n, dim, {passed})
+
+
+        emb = Derived(10, 4)
+        emb(torch.tensor([1, 2])).sum().backward()
+        torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+    """
+    assert findings(tmp_path, {"main.py": program}) == ({("main.py", 17, "SPL301")} if bad else set())

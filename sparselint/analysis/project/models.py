@@ -545,7 +545,8 @@ class ProjectIndex:
             if bq is None:
                 known = False
                 continue
-            sub = self.instantiate(bq, cls.path, args, depth=depth + 1)
+            sub = self.instantiate(bq, cls.path, args if init is None else _base_args(cls, init, base, env),
+                                   depth=depth + 1)
             if sub is None:
                 known = False
                 continue
@@ -865,10 +866,9 @@ def _embedding_base(cls: _Class, init: Optional[ast.FunctionDef], base_name: str
         sparse = args.get("sparse", args.get(_SPARSE_POSITION, False))
         line = cls.node.lineno
     else:
-        calls = [n for n in ast.walk(init) if isinstance(n, ast.Call) and _base_init(n, base, cls.name)]
-        if len(calls) != 1 or not _top_level(init, calls[0]):
+        call = _base_init_call(cls, init, base)
+        if call is None:
             return UNKNOWN, ""  # not called, called twice, or only on some path
-        call = calls[0]
         given = call.args[1:] if _explicit_self(call) else call.args
         if any(isinstance(a, ast.Starred) for a in given) or any(kw.arg is None for kw in call.keywords):
             return UNKNOWN, ""
@@ -883,6 +883,28 @@ def _embedding_base(cls: _Class, init: Optional[ast.FunctionDef], base_name: str
     if sparse is False:
         return DENSE, ""
     return UNKNOWN, ""
+
+
+def _base_init_call(cls: _Class, init: ast.FunctionDef, base: ast.expr) -> Optional[ast.Call]:
+    """The one call of the base's constructor that `__init__` makes on every path."""
+    calls = [n for n in ast.walk(init) if isinstance(n, ast.Call) and _base_init(n, base, cls.name)]
+    return calls[0] if len(calls) == 1 and _top_level(init, calls[0]) else None
+
+
+def _base_args(cls: _Class, init: ast.FunctionDef, base: ast.expr, env: dict) -> dict:
+    """What a class's `__init__` passes to a base class of the project: its arguments to
+    `super().__init__(...)`, an unknown one as unknown; every argument unknown when the
+    call is not made once on every path."""
+    call = _base_init_call(cls, init, base)
+    if call is None:
+        return {MORE_KEYWORDS: True}
+    given = call.args[1:] if _explicit_self(call) else call.args
+    if any(isinstance(a, ast.Starred) for a in given) or any(kw.arg is None for kw in call.keywords):
+        return {MORE_KEYWORDS: True}
+    known = _with_self_values(init, call, env)
+    out: dict = {i: _value(a, known) for i, a in enumerate(given)}
+    out.update((kw.arg, _value(kw.value, known)) for kw in call.keywords)
+    return out
 
 
 def _base_init(call: ast.Call, base: ast.expr, name: str) -> bool:

@@ -436,3 +436,19 @@ def test_a_subclass_of_an_embedding_subclass_passes_its_own_arguments(tmp_path, 
         torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
     """
     assert findings(tmp_path, {"main.py": program}) == ({("main.py", 17, "SPL301")} if bad else set())
+
+
+def test_a_finding_in_a_models_constructor_is_shown_once_with_its_fix(tmp_path):
+    """Building the model in the training file runs its `__init__` there too: the finding is
+    listed once, and keeps the fix the model's own file offers."""
+    files = {
+        "model.py": MODEL.format(edit="").replace(
+            "self.adj = torch.eye(3).to_sparse()",
+            "self.adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), torch.ones(3), (3, 3))\n"
+            "        self.rows = self.adj.indices()[0]"),
+        "train.py": TRAIN.format(backward="loss.backward()"),
+    }
+    _write(tmp_path, files)
+    r = run_cli("--no-cache", ".", cwd=tmp_path)
+    assert r.stdout.count("SPL001") == 1 and "model.py:9:21: SPL001" in r.stdout, r.stdout
+    assert "1 hidden fix" in r.stdout, r.stdout

@@ -950,6 +950,10 @@ def _portable(fact, ctx, path: str):
     return out
 
 
+# a call longer than this is shown as `f(...)` in evidence
+_SHORT = 60
+
+
 def _with_call_site(evidence: tuple, here, call: cst.Call, name: str, backward=None) -> tuple:
     """A finding in another module keeps a place in the calling file: the call, when no
     fact of this file already led there (what the finding hangs on may be the callee's own
@@ -960,7 +964,10 @@ def _with_call_site(evidence: tuple, here, call: cst.Call, name: str, backward=N
         return evidence
     if isinstance(backward, cst.Call) and not any(e.path == here.path and e.line == line and "reaches" in e.text
                                                    for e in evidence):
-        text = f"`{here.code(call)}` reaches `{here.code(backward)}`"
+        spelled = here.code(call)
+        if len(spelled) > _SHORT or "\n" in spelled:
+            spelled = f"{here.code(call.func)}(...)" if isinstance(call, cst.Call) else name
+        text = f"`{spelled}` reaches `{here.code(backward)}`"
         return (*evidence, Evidence(line, column, text, path=here.path))
     if any(e.path == here.path for e in evidence):
         return evidence

@@ -123,7 +123,11 @@ class ProjectIndex:
         self.forget_derived()
 
     def forget_derived(self) -> None:
-        """Drop what was derived from file contents (a file changed on disk or in an editor)."""
+        """Drop what was derived from file contents (a file changed on disk or in an editor),
+        and the texts that checks handed in (a module read by a check of another file keeps
+        the text it had then): only editor buffers stay."""
+        for path in [p for p in self._texts if p not in self._overlays]:
+            del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
                      self._instances, self._owners, self._token_functions, self._reached):
             memo.clear()

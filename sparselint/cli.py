@@ -243,8 +243,14 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
 
     # A finding inside a helper module is reported by each file that calls it with the same
-    # facts; show it once. (In a notebook, the same line and column recur in every cell.)
-    diagnostics = list({(d.path, d.cell, d.line, d.column, d.code): d for r in results for d in r.diagnostics}.values())
+    # facts; show it once, with the fix its own file's check offers (a caller's copy has
+    # none). (In a notebook, the same line and column recur in every cell.)
+    unique: dict = {}
+    for d in (d for r in results for d in r.diagnostics):
+        key = (d.path, d.cell, d.line, d.column, d.code)
+        if key not in unique or (unique[key].fix is None and d.fix is not None):
+            unique[key] = d
+    diagnostics = list(unique.values())
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout

@@ -80,6 +80,9 @@ class _Target:
     summary: bool = False
     # a nested function's or a lambda's enclosing names it reads, bound at entry
     closure: tuple = ()
+    # `forward` of a custom autograd function: its `backward`, run with the context forward
+    # filled in
+    backward: Optional[cst.FunctionDef] = None
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -108,6 +111,9 @@ class Calls:
         self._init_tokens: dict[str, bool] = {}
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
+        self._literal_sources: dict[tuple, bool] = {}
+        # a model class of another module -> (that module's walker, the class, ...)
+        self._models: dict[str, Optional[tuple]] = {}
         self._stores: Optional[frozenset] = None
         # (class, name) -> the method, or the class attribute's value (not when the file
         # stores that attribute name anywhere: an instance's own value or a changed one)
@@ -239,11 +245,11 @@ class Calls:
             if isinstance(fact, Callee) and fact.local:
                 name = fact.target
             elif fact is not None or name in inf.locals:
-                return self._forward(func, fact)
+                return self._forward(func, fact, call, state)
             if name in w.functions:
                 return _Target(w.functions[name], name)
             if name not in w.classes:
-                return self._imported(call, state, name, "")
+                return self._imported(call, state, name, "") or self._foreign_constructor(call, state)
             if name in w.classes:
                 return self._class_target(name, call, state)
             return None
@@ -255,13 +261,17 @@ class Calls:
                 found = self._imported(call, state, func.value.value, func.attr.value)
                 if found is not None:
                     return found
-            called = self._forward(func, inf.fact(func, state))
+            called = self._forward(func, inf.fact(func, state), call, state)
             if called is not None:
                 return called  # `self.layer(x)`: a submodule of a class of this file
             recv = inf.fact(func.value, state)
             if isinstance(recv, Callee):
                 # `Factory.build()`: a class or static method called on a class of this file
                 if recv.local and recv.receiver is None and recv.target in w.classes:
+                    if func.attr.value == "apply":
+                        applied = self._autograd_apply(recv.target)
+                        if applied is not None:
+                            return applied
                     return self._method(recv.target, func.attr.value, None, None, bound=False)
                 return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
@@ -298,11 +308,10 @@ class Calls:
         if init is None and module is None:
             return _Target(None, name, klass=klass, makes="instance")
         receiver = module if module is not None else Instance(cls=name, attrs=self._new_args(name, call, state))
-        # a plain object is what its `__init__` makes of it, whatever it is passed
-        # (`self.inner = Inner()`): followed silently, as a method's summary is
+        # with nothing known at the call, `__init__` still runs (silently, as a function's
+        # summary does): what it stores on the instance or the module is a fact
         return _Target(init, name, receiver=receiver, klass=klass,
-                       makes="module" if module is not None else "instance", walker=there,
-                       summary=module is None)
+                       makes="module" if module is not None else "instance", walker=there, summary=True)
 
     # -- callables held as values --------------------------------------------------------
 
@@ -565,6 +574,35 @@ class Calls:
         target.walker = there
         return target
 
+    def _autograd_apply(self, cls: str) -> Optional[_Target]:
+        """`Fn.apply(...)` of a `torch.autograd.Function` of this file: its `forward` with a
+        fresh context object first, and its `backward` afterwards with that context."""
+        from .torchops.torchapi import AUTOGRAD_CTX
+        w = self.walker
+        klass = w.classes[cls]
+        if w.method(klass, "apply") is not None or not self._derives_autograd_function(klass):
+            return None
+        forward, backward = w.method(klass, "forward"), w.method(klass, "backward")
+        if forward is None or _method_kind(forward) != "staticmethod":
+            return None
+        target = _Target(forward, f"{cls}.forward", receiver=Instance(cls=AUTOGRAD_CTX), summary=True)
+        if backward is not None and _method_kind(backward) == "staticmethod":
+            target.backward = backward
+        return target
+
+    def _derives_autograd_function(self, klass: cst.ClassDef, depth: int = 0) -> bool:
+        from .torchops.torchapi import AUTOGRAD_FUNCTIONS
+        w = self.walker
+        for base in klass.bases:
+            if base.keyword is not None:
+                continue
+            if w.ctx.names.qualify(base.value) in AUTOGRAD_FUNCTIONS:
+                return True
+            if (isinstance(base.value, cst.Name) and base.value.value in w.classes and depth < 8
+                    and self._derives_autograd_function(w.classes[base.value.value], depth + 1)):
+                return True
+        return False
+
     def _inherited(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[tuple]:
         """(method, walker of its module) of a method a class of this file inherits from a
         base class imported from another module of the project; None when a base whose
@@ -732,16 +770,77 @@ class Calls:
             return _ALL_NAMES
         return self._stores
 
-    def _forward(self, func: cst.BaseExpression, fact) -> Optional[_Target]:
-        """Calling a model of a class of this file runs its `forward`."""
+    def _forward(self, func: cst.BaseExpression, fact, call: cst.Call, state) -> Optional[_Target]:
+        """Calling a model of a class of this file runs its `forward`; of a class of another
+        module of the project, that module's `forward` when its source can hold a hazard."""
         w = self.walker
         cls = _local_class(fact, w.ctx.path)
+        if cls is None and isinstance(fact, Module) and fact.cls:
+            return self._foreign_forward(func, fact, call, state)
         if cls is None or cls not in w.classes:
             return None
         method = w.method(w.classes[cls], "forward")
         if method is None or _is_static(method):
             return None
         return _Target(method, f"{cls}.forward", receiver=fact, receiver_path=dotted(func))
+
+    def _foreign_class(self, qualname: str) -> Optional[tuple]:
+        """(walker of its module, class node, file, name, whether its source holds a token)
+        of a model class of another module of the project, looked up once."""
+        from .project.models import project_index
+        ctx = self.walker.ctx
+        if qualname not in self._models:
+            found = None
+            index = project_index()
+            info = index._class(qualname, ctx.path, ctx.source)
+            ctx.dependencies.update(index.missing)
+            if info is not None and os.path.abspath(info.path) != os.path.abspath(ctx.path):
+                file = os.path.abspath(info.path)
+                there = self._walker_for(file)
+                klass = there.classes.get(info.name) if there is not None else None
+                if klass is not None:
+                    methods = index._methods_of(file, info.name)
+                    tokens = bool(ctx.tokens) and any(ctx.tokens.search(c) for _, c in methods)
+                    found = (there, klass, file, info.name, tokens)
+            self._models[qualname] = found
+        return self._models[qualname]
+
+    def _foreign_forward(self, func: cst.BaseExpression, fact: Module, call: cst.Call, state) -> Optional[_Target]:
+        """`model(x)` of a model class of another module: its `forward`, when the class's
+        source holds a token or the call passes a fact a hazard can hang on."""
+        found = self._foreign_class(fact.cls)
+        if found is None:
+            return None
+        there, klass, file, name, tokens = found
+        method = there.method(klass, "forward")
+        if method is None or _is_static(method):
+            return None
+        inf = self.walker.ctx.inference
+        if not tokens and not _relevant(fact) and not any(
+                not a.star and _relevant(inf.fact(a.value, state)) for a in call.args):
+            return None
+        self.walker.ctx.dependencies.add(file)
+        # in that module the instance is one of its own classes: its methods are followed there
+        return _Target(method, f"{name}.forward", receiver=replace(fact, cls=f"{file}::{name}"),
+                       receiver_path=dotted(func), walker=there)
+
+    def _foreign_constructor(self, call: cst.Call, state) -> Optional[_Target]:
+        """`Model(...)` of a model class of another module whose source holds a token: its
+        `__init__`, run there, for what it stores on the instance (`self.adj = ...`)."""
+        inf = self.walker.ctx.inference
+        module = inf.models(call, inf, state) if inf.models is not None else None
+        if not isinstance(module, Module) or not module.cls:
+            return None
+        found = self._foreign_class(module.cls)
+        if found is None or not found[4]:
+            return None
+        there, klass, file, name, _ = found
+        init = there.method(klass, "__init__")
+        if init is None:
+            return None
+        self.walker.ctx.dependencies.add(file)
+        return _Target(init, name, receiver=replace(module, cls=f"{file}::{name}"), klass=klass, makes="module",
+                       walker=there, summary=True)
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
@@ -751,11 +850,11 @@ class Calls:
             made = self._imported_class(call, state, local, attribute)
             if made is not None:
                 return made
-        if (f"{local}.{attribute}" if attribute else local) not in self.walker.ctx.imported:
+        wanted = (f"{local}.{attribute}" if attribute else local) in self.walker.ctx.imported
+        if not wanted:
             inf = self.walker.ctx.inference
-            if not any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
-                       for a in call.args) and not self._imported_maker(local, attribute):
-                return None
+            wanted = any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
+                         for a in call.args) or self._imported_maker(local, attribute)
         from .project.models import project_index
         index = project_index()
         ctx = self.walker.ctx
@@ -764,6 +863,8 @@ class Calls:
         if found is None:
             return None
         file, name = found
+        if not wanted and not self._builds_literal_shape(file, name):
+            return None
         walker = self._walker_for(file)
         if walker is None or name not in walker.functions:
             return None
@@ -847,6 +948,17 @@ class Calls:
         index = project_index()
         found = index.resolve_function(local, ctx.path, ctx.source, attribute)
         return found is not None and index.makes_functions(*found)
+
+    def _builds_literal_shape(self, file: str, name: str) -> bool:
+        """Whether a function of another module can return a tensor whose shape is written
+        out in its source (`return torch.tensor([[0, 1], [1, 2]])`), read by a regex."""
+        key = (file, name)
+        if key not in self._literal_sources:
+            from .project.models import project_index
+            from .torchops.torchapi import LITERAL_SHAPE_SOURCE
+            code = project_index()._definition_text(file, name, set())
+            self._literal_sources[key] = any(LITERAL_SHAPE_SOURCE.search(c) for c in code)
+        return self._literal_sources[key]
 
     def _walker_for(self, file: str):
         """A walker over another module of the project, whose findings are this file's too."""
@@ -963,8 +1075,10 @@ class Calls:
                                  saved={k: _portable_evidence(e, there.ctx, there.ctx.path)
                                         for k, e in result.saved.items()},
                                  backward=result.backward)
+            after = here.backward_after(site)
             for d in there.ctx.diagnostics[before:]:
-                here.diagnostics.append(replace(d, fix=None, evidence=_with_call_site(d.evidence, here, site, target.name)))
+                evidence = _with_call_site(d.evidence, here, site, target.name, after)
+                here.diagnostics.append(replace(d, fix=None, evidence=evidence))
             here.dependencies.update(there.ctx.dependencies)
         else:
             # a call from module code sees the module's facts as they are now; a call from a
@@ -978,6 +1092,9 @@ class Calls:
                 self.walker.silent -= silent
         if result is None:
             return None
+        if target.backward is not None and self.walker.ctx.backward_follows(site):
+            # autograd runs it only when a backward comes after the call
+            self._run_backward(target, result, state)
         outcome = Outcome()
         if result.untracked:
             # whatever the call was given may have changed in ways not followed: forget it
@@ -1024,6 +1141,23 @@ class Calls:
         else:
             outcome.returned = result.returned
         return outcome
+
+    def _run_backward(self, target: _Target, forward: _Result, state) -> None:
+        """The `backward` of a custom autograd function, with its context holding what
+        `forward` stored on it (`ctx.save_for_backward(t)` read back as `ctx.saved_tensors`,
+        `ctx.scale = ...`). Autograd runs it without grad, as `loss.backward()` does."""
+        from .torchops.torchapi import AUTOGRAD_CTX
+        first = [*target.node.params.posonly_params, *target.node.params.params][0].name.value
+        prefix = first + "."
+        attrs = tuple((k[len(prefix):], v) for k, v in forward.effects.items()
+                      if k.startswith(prefix) and "." not in k[len(prefix):] and v is not None)
+        ctx_fact = Instance(cls=AUTOGRAD_CTX, attrs=attrs)
+        params = [*target.backward.params.posonly_params, *target.backward.params.params]
+        if not params or not _relevant(ctx_fact) or target.backward in _ACTIVE or len(_ACTIVE) >= MAX_DEPTH:
+            return
+        inf = self.walker.ctx.inference
+        outer = state.env if inf is self.walker.module_inference else inf.outer
+        self._analyse(target.backward, {params[0].name.value: ctx_fact}, outer, grad=False)
 
     def _construct(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
         """An object of a class without `__init__`: a dataclass or NamedTuple binds its fields
@@ -1413,8 +1547,11 @@ def _relevant(fact, depth: int = 0) -> bool:
     an object that leads to one. Calls that pass only other facts (a dense
     tensor that needs no grad, a dense model) are not worth a second analysis."""
     if isinstance(fact, Tensor):
+        # data written out (`torch.tensor([[0, 1], [1, 2]])`) decides the construction checks
+        # (indices and values that disagree) wherever it is used; a shape factory's result
+        # (`torch.ones(3)`) is too common a dense argument to follow every call for
         return (fact.is_sparse or fact.grad in ("leaf", "nonleaf") or fact.grad_layout is not None
-                or fact.values_of_sparse or fact.needs_sparse_grad)
+                or fact.values_of_sparse or fact.needs_sparse_grad or fact.literal is not None)
     if isinstance(fact, (Module, Params)):
         if fact.flags.has_sparse is True or fact.flags.sparse_param is True:
             return True
@@ -1482,14 +1619,26 @@ def _qualified(fact, path: str, depth: int = 0):
     return replace(fact, cls=cls, attrs=tuple((k, _qualified(v, path, depth + 1)) for k, v in fact.attrs))
 
 
-def _with_call_site(evidence: tuple, here, call: cst.Call, name: str) -> tuple:
+# a call longer than this is shown as `f(...)` in evidence
+_SHORT = 60
+
+
+def _with_call_site(evidence: tuple, here, call: cst.Call, name: str, backward=None) -> tuple:
     """A finding in another module keeps a place in the calling file: the call, when no
     fact of this file already led there (what the finding hangs on may be the callee's own
-    code, set off by this call's grad mode or the backward after it)."""
-    if any(e.path == here.path for e in evidence):
-        return evidence
+    code, set off by this call's grad mode or the backward after it), and the backward of
+    this file that runs after it."""
     line, column = here.position(call)
     if not line:
+        return evidence
+    if isinstance(backward, cst.Call) and not any(e.path == here.path and e.line == line and "reaches" in e.text
+                                                   for e in evidence):
+        spelled = here.code(call)
+        if len(spelled) > _SHORT or "\n" in spelled:
+            spelled = f"{here.code(call.func)}(...)" if isinstance(call, cst.Call) else name
+        text = f"`{spelled}` reaches `{here.code(backward)}`"
+        return (*evidence, Evidence(line, column, text, path=here.path))
+    if any(e.path == here.path for e in evidence):
         return evidence
     return (*evidence, Evidence(line, column, f"`{name}()` called here", path=here.path))
 

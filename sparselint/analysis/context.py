@@ -178,14 +178,21 @@ class Context:
     def backward_follows(self, node: cst.CSTNode, subject: Optional[cst.BaseExpression] = None) -> bool:
         """A backward call comes later in this scope, or in a loop around this statement that
         does not rebuild `subject` on each iteration."""
+        return self.backward_after(node, subject) is not None
+
+    def backward_after(self, node: cst.CSTNode, subject: Optional[cst.BaseExpression] = None):
+        """The backward call that runs after this node (see `backward_follows`): the call of
+        this scope, or None when there is none; `True` inside a callee whose caller runs
+        backward after the call (the call is in the caller's file)."""
         if self.backward_after_call:
             return True  # inside a callee whose caller runs backward after the call
         root = (dotted(subject) or "").split(".")[0] if subject is not None else ""
         for loop in self.loops:
             if self.loop_has_backward(loop) and not (root and root in self.assigned_in(loop)):
-                return True
+                calls = self.backward_calls_in(loop)
+                return calls[0] if calls else True
         if not self.scope.backward_calls:
-            return False
+            return None
         if self._order is None:
             self._order = Order(self.module)
         pre, last = self._order.pre, self._order.end
@@ -195,10 +202,10 @@ class Context:
         for call in self.scope.backward_calls:
             start = pre.get(call, -1)
             if start > end:
-                return True  # a later statement
+                return call  # a later statement
             if start <= at <= last.get(call, -1):
-                return True  # `expr.backward()` around this node runs after it
-        return False
+                return call  # `expr.backward()` around this node runs after it
+        return None
 
     def loop_has_backward(self, loop: cst.CSTNode) -> bool:
         if loop not in self._loop_backward:

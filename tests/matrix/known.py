@@ -40,25 +40,9 @@ CAUSES = {
 
 # (shape, the hazards it is missed for, cause)
 MISSED = (
-    ("closure", "SPL601", "closures"),
     ("registry_modules", "SPL001 SPL103 SPL501", "indirect-calls"),
     ("config_module_value", "SPL001 SPL103 SPL501", "module-globals"),
     ("config_module_dict", "SPL001 SPL103 SPL501", "module-globals"),
-    ("embedding_subclass", "SPL301 SPL401", "embedding-subclass"),
-    ("embedding_subclass_module", "SPL301 SPL401", "embedding-subclass"),
-    ("modulelist_index", "SPL301 SPL401", "module-containers"),
-    ("moduledict_item", "SPL301 SPL401", "module-containers"),
-    ("clip_param_groups", "SPL301", "param-groups"),
-    ("method_sink", "SPL601", "shape-into-callee"),
-    ("helper_module_source", "SPL601", "shape-across-modules"),
-    ("import_as", "SPL601", "shape-across-modules"),
-    ("from_import_as", "SPL601", "shape-across-modules"),
-    ("package_reexport", "SPL601", "shape-across-modules"),
-    ("package_relative_sink", "SPL601", "shape-across-modules"),
-    ("helper_chain_modules", "SPL601", "shape-across-modules"),
-    ("package_relative_sink", "SPL301 SPL401", "model-through-two-calls"),
-    ("helper_chain_modules", "SPL301 SPL401", "model-through-two-calls"),
-    ("autograd_function_saved", "SPL001 SPL501 SPL601", "autograd-function"),
 )
 
 # (shape, hazard, what the engine reports on the safe twin): none today.

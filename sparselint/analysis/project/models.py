@@ -28,6 +28,8 @@ CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 FUNCTIONAL_EMBEDDING = {"torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"}
 MAX_DEPTH = 8
+# modules a chain of helpers is followed through for the code it reaches
+_MAX_CHAIN = 3
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class ProjectIndex:
         self._token_functions: dict[tuple, list] = {}
         self._overlays: set[str] = set()
         self._outlines: dict[tuple, tuple] = {}
+        self._reached: dict[tuple, tuple] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -119,9 +122,13 @@ class ProjectIndex:
         self.forget_derived()
 
     def forget_derived(self) -> None:
-        """Drop what was derived from file contents (a file changed on disk or in an editor)."""
+        """Drop what was derived from file contents (a file changed on disk or in an editor),
+        and the texts that checks handed in (a module read by a check of another file keeps
+        the text it had then): only editor buffers stay."""
+        for path in [p for p in self._texts if p not in self._overlays]:
+            del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
-                     self._instances, self._owners, self._token_functions):
+                     self._instances, self._owners, self._token_functions, self._reached):
             memo.clear()
 
     def offer(self, path: str, text: str, tree: ast.Module) -> None:
@@ -386,15 +393,59 @@ class ProjectIndex:
                         texts.append(code)
                     continue
                 code = self._definition_text(file, original, files)
+                if code and not any(tokens.search(c) for c in code):
+                    # a helper that passes what it is given on to a function of a module it
+                    # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
+                    # function's code counts as this one's
+                    code = code + self._reached_code(file, original, code, tokens, files)
                 if not code and _subclassed(text, local):
                     # a base class whose methods a subclass here inherits: those this file
                     # calls (and `__init__`) run here
                     code = [c for name, c in self._methods_of(file, original)
                             if name == "__init__" or re.search(rf"\.{re.escape(name)}\b", text)]
+                elif not code:
+                    # a model class: building one runs its `__init__`, calling one its
+                    # `forward`, here
+                    code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
         return names, texts, files
+
+    def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
+        """The source of the functions that the function `name` (of the module `file`, whose
+        source is `code`) calls through the names its module imports from other modules of
+        the project, when they hold a token, followed through helpers that do not, up to a
+        few modules deep."""
+        key = (file, name, tokens, depth)
+        found = self._reached.get(key)
+        if found is None:
+            self._reached[key] = ([], set())  # a cycle of helpers ends here
+            found = self._reached[key] = self._reach(file, code, tokens, depth)
+        files.update(found[1])
+        return found[0]
+
+    def _reach(self, file: str, code: list[str], tokens, depth: int) -> tuple[list[str], set[str]]:
+        out: list[str] = []
+        seen: set[str] = set()
+        if depth >= _MAX_CHAIN:
+            return out, seen
+        called = {m.group(1) for c in code for m in _CALLED.finditer(c)}
+        body = self._text(file) or ""
+        for module, pairs in self._outline(file, body)[1]:
+            for original, local in pairs:
+                if original is None or local not in called:
+                    continue
+                sub = self._import_file(module, file)
+                if sub is None:
+                    continue
+                seen.add(sub)
+                found = self._definition_text(sub, original, seen)
+                if any(tokens.search(c) for c in found):
+                    out.extend(found)
+                elif found:
+                    out.extend(self._reached_code(sub, original, found, tokens, seen, depth + 1))
+        return out, seen
 
     def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
         """(name, source) of the methods of the top-level class `name` of a module, found by
@@ -582,15 +633,27 @@ class ProjectIndex:
         entries: dict[str, tuple[Flags, Optional[tuple]]] = {}  # attribute -> (flags, leaf parts)
         inherited = NONE
         known = True
+        init = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        env = _with_locals(init, _bind_params(init, args)) if init is not None else {}
         for base in cls.node.bases:
             bq = _qualify(base, cls.imports, cls.path)
             if bq in MODULE_BASES:
                 is_module = True
                 continue
+            if bq in SPARSE_CAPABLE:
+                # the class is itself the embedding: its weight's gradient is what the
+                # base's constructor is told
+                is_module = True
+                flags, why = _embedding_base(cls, init, bq, base, env, args)
+                entries["weight"] = (flags, ())
+                if why:
+                    evidence.append(why)
+                continue
             if bq is None:
                 known = False
                 continue
-            sub = self.instantiate(bq, cls.path, args, depth=depth + 1)
+            sub = self.instantiate(bq, cls.path, args if init is None else _base_args(cls, init, base, env),
+                                   depth=depth + 1)
             if sub is None:
                 known = False
                 continue
@@ -607,8 +670,6 @@ class ProjectIndex:
                 evidence.append(sub.evidence)
         if not is_module:
             return None
-        init = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        env = _with_locals(init, _bind_params(init, args)) if init is not None else {}
         functional = _functional_sparse(cls)
         frozen = _frozen_attributes(init)
         unknown_children = False
@@ -671,13 +732,13 @@ class ProjectIndex:
             return DENSE if not _mentions_sparse(value) else Flags(None, None, True), (), ""
         if q in CONTAINERS:
             total, parts, evs = NONE, [], []
-            for i, item in enumerate(_container_items(value)):
+            for i, item in _container_items(value):
                 sub = self._child(item, cls, env, depth, line)
                 if sub is None:
                     continue
                 total = total.union(sub[0])
-                if sub[1] is None:
-                    parts = None
+                if sub[1] is None or i is None:
+                    parts = None  # what it holds, or where it stands, is not known
                 elif parts is not None and sub[1]:
                     parts.extend((f"{i}.{p}", f) for p, f in sub[1])
                 elif parts is not None:
@@ -714,6 +775,8 @@ _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 
+# a name called in source text: `use(` of `use(x)`
+_CALLED = re.compile(r"(?<![\w.])(\w+)\s*\(")
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _CLASS_START = re.compile(r"^((?:@[^\n]*\n)*)class[ \t]+(\w+)([^\n]*)", re.M)
@@ -928,6 +991,8 @@ def _value(node: ast.expr, env: dict):
         return node.value
     if isinstance(node, ast.Name):
         return env.get(node.id, _NO)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return env.get("self." + node.attr, _NO)
     held = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else getattr(node, "value", None)
     if isinstance(held, ast.Name) and isinstance(env.get(held.id), ConfigArg):
         return env[held.id].read(node)
@@ -937,6 +1002,105 @@ def _value(node: ast.expr, env: dict):
         if isinstance(inner, ConfigArg):
             return inner.read(node)
     return _NO
+
+
+# where `sparse` stands among the positional parameters of `nn.Embedding.__init__` and
+# `nn.EmbeddingBag.__init__`, after `self` (the same for both)
+_SPARSE_POSITION = 6
+
+
+def _embedding_base(cls: _Class, init: Optional[ast.FunctionDef], base_name: str, base: ast.expr, env: dict,
+                    args: dict) -> tuple[Flags, str]:
+    """(flags of the weight, evidence) of a class deriving from `nn.Embedding` or
+    `nn.EmbeddingBag`: the `sparse` its `__init__` passes to the base's constructor
+    (`super().__init__(n, d, sparse=True)`, `nn.Embedding.__init__(self, n, d, sparse=s)`),
+    or, without an `__init__` of its own, the `sparse` it is built with."""
+    if init is None:
+        if args.get(MORE_KEYWORDS):
+            return UNKNOWN, ""
+        sparse = args.get("sparse", args.get(_SPARSE_POSITION, False))
+        line = cls.node.lineno
+    else:
+        call = _base_init_call(cls, init, base)
+        if call is None:
+            return UNKNOWN, ""  # not called, called twice, or only on some path
+        given = call.args[1:] if _explicit_self(call) else call.args
+        if any(isinstance(a, ast.Starred) for a in given) or any(kw.arg is None for kw in call.keywords):
+            return UNKNOWN, ""
+        known = _with_self_values(init, call, env)
+        if len(given) > _SPARSE_POSITION:
+            sparse = _value(given[_SPARSE_POSITION], known)
+        else:
+            sparse = _kwarg(call, "sparse", known)
+        line = call.lineno
+    if sparse is True:
+        return SPARSE, f"`{cls.name}` builds `nn.{base_name.split('.')[-1]}` with `sparse=True` (line {line})"
+    if sparse is False:
+        return DENSE, ""
+    return UNKNOWN, ""
+
+
+def _base_init_call(cls: _Class, init: ast.FunctionDef, base: ast.expr) -> Optional[ast.Call]:
+    """The one call of the base's constructor that `__init__` makes on every path."""
+    calls = [n for n in ast.walk(init) if isinstance(n, ast.Call) and _base_init(n, base, cls.name)]
+    return calls[0] if len(calls) == 1 and _top_level(init, calls[0]) else None
+
+
+def _base_args(cls: _Class, init: ast.FunctionDef, base: ast.expr, env: dict) -> dict:
+    """What a class's `__init__` passes to a base class of the project: its arguments to
+    `super().__init__(...)`, an unknown one as unknown; every argument unknown when the
+    call is not made once on every path."""
+    call = _base_init_call(cls, init, base)
+    if call is None:
+        return {MORE_KEYWORDS: True}
+    given = call.args[1:] if _explicit_self(call) else call.args
+    if any(isinstance(a, ast.Starred) for a in given) or any(kw.arg is None for kw in call.keywords):
+        return {MORE_KEYWORDS: True}
+    known = _with_self_values(init, call, env)
+    out: dict = {i: _value(a, known) for i, a in enumerate(given)}
+    out.update((kw.arg, _value(kw.value, known)) for kw in call.keywords)
+    return out
+
+
+def _base_init(call: ast.Call, base: ast.expr, name: str) -> bool:
+    """`super().__init__(...)`, `super(Name, self).__init__(...)` or `<base>.__init__(self, ...)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "__init__":
+        return False
+    held = func.value
+    if isinstance(held, ast.Call) and isinstance(held.func, ast.Name) and held.func.id == "super":
+        return not held.args or (len(held.args) == 2 and isinstance(held.args[0], ast.Name) and held.args[0].id == name)
+    return ast.dump(held) == ast.dump(base)
+
+
+def _explicit_self(call: ast.Call) -> bool:
+    return not isinstance(call.func.value, ast.Call)
+
+
+def _top_level(init: ast.FunctionDef, node: ast.AST) -> bool:
+    """The node is part of a statement of the function's own body (not of a branch)."""
+    return any(node in set(ast.walk(st)) for st in init.body if not isinstance(st, (ast.If, ast.For, ast.While, ast.Try, ast.With)))
+
+
+def _with_self_values(init: ast.FunctionDef, call: ast.Call, env: dict) -> dict:
+    """The environment with `self.name` bound to what `__init__` stored there before `call`
+    (`self.sparse = sparse` then `super().__init__(..., sparse=self.sparse)`): only an
+    attribute set once, by a statement of the body itself."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(init):
+        for t in node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []:
+            for x in ast.walk(t):
+                if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
+                    counts[x.attr] = counts.get(x.attr, 0) + 1
+    out = dict(env)
+    for st in init.body:
+        if st.lineno >= call.lineno:
+            break
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute)
+                and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == "self"
+                and counts.get(st.targets[0].attr) == 1):
+            out["self." + st.targets[0].attr] = _value(st.value, env)
+    return out
 
 
 def _kwarg(call: ast.Call, name: str, env: dict, position: Optional[int] = None):
@@ -1156,21 +1320,37 @@ def _functional_sparse(cls: _Class) -> dict[str, int]:
     return out
 
 
-def _container_items(call: ast.Call) -> list[ast.expr]:
-    items: list[ast.expr] = []
+def _container_items(call: ast.Call) -> list[tuple[Optional[str], ast.expr]]:
+    """(name, item) of what an `nn.Sequential`, `nn.ModuleList` or `nn.ModuleDict` holds:
+    the name is its index, or its key in a dict written out; None where that is not known
+    (after a `*rest`, a key that is not a literal string)."""
+    items: list[tuple[Optional[str], ast.expr]] = []
+    known = True
     for a in call.args:
         if isinstance(a, (ast.List, ast.Tuple)):
-            items.extend(a.elts)
+            for el in a.elts:
+                if isinstance(el, ast.Starred):
+                    known = False
+                    items.append((None, el.value))
+                else:
+                    items.append((str(len(items)) if known else None, el))
         elif isinstance(a, ast.Dict):
-            items.extend(v for v in a.values if v is not None)
+            for k, v in zip(a.keys, a.values):
+                if v is None or k is None:
+                    continue
+                name = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+                items.append((name, v))
         elif isinstance(a, (ast.ListComp, ast.GeneratorExp)):
-            items.append(a.elt)
+            items.append(("0" if known and not items else None, a.elt))  # every element alike
+            known = False
         elif isinstance(a, ast.DictComp):
-            items.append(a.value)
+            items.append((None, a.value))
+            known = False
         elif isinstance(a, ast.Starred):
-            items.append(a.value)
+            known = False
+            items.append((None, a.value))
         else:
-            items.append(a)
+            items.append((str(len(items)) if known else None, a))
     return items
 
 

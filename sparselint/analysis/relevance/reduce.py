@@ -243,6 +243,10 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
             for m in u.writes:
                 writers_of[u.parent][m].append(i)
 
+    words_by_head: dict[str, list[str]] = defaultdict(list)
+    for w in dotted_readers:
+        words_by_head[w.partition(".")[0]].append(w)
+
     kind = [_NONE] * len(units)
     depth = [0] * len(units)
     whole = [False] * len(units)
@@ -362,6 +366,14 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 for j in users[node.name]:
                     if is_class(j):
                         keep(j, _BEARING)
+                # a member it inherits from a library base, read through the class, may run
+                # its own methods (`Fn.apply(x)` runs `Fn.forward` and `Fn.backward`)
+                own = {units[j].node.name for j in children[i] if isinstance(units[j].node, _DEFS)}
+                own.update(m for j in children[i] for m in _member_values(units[j].node))
+                for w in words_by_head.get(node.name, ()):
+                    if w.partition(".")[2] not in own:
+                        for j in dotted_readers[w]:
+                            use(j, _BEARING)
         # The definitions a function reads may be called; the globals it reads are its
         # context (their stable facts: a flag, a constant).
         context_of(i, u, d + 1 if how == _REACHED else 1)

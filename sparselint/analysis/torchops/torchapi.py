@@ -4,6 +4,8 @@ Data only, so that a new source of facts is one line here, not a branch in the e
 """
 from __future__ import annotations
 
+import re
+
 from ..evaluation.gradflags import DENSE
 
 # Sparse constructors: qualified name -> (layout, position of the values argument).
@@ -121,6 +123,11 @@ BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward", "torch.autograd.grad"
 # call ("method": `loss.backward(gradient, retain_graph, create_graph)`).
 BACKWARD_GRAPH_POSITIONS = {"method": (1, 2), "torch.autograd.backward": (2, 3), "torch.autograd.grad": (3, 4)}
 
+# Custom autograd functions: `Fn.apply(...)` runs `forward(ctx, ...)`, and backward later runs
+# `backward(ctx, ...)` with the same context object, which carries what forward saved.
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+AUTOGRAD_CTX = "torch.autograd.function.FunctionCtx"
+
 # Grad-mode context managers and decorators: qualified name -> grad enabled inside.
 GRAD_MODES = {
     "torch.no_grad": False,
@@ -191,6 +198,11 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor
                             "torch.IntTensor", "torch.DoubleTensor", "torch.Tensor"})
 # Factories whose positional arguments are the shape.
 SHAPE_FACTORIES = frozenset({"torch.ones", "torch.zeros", "torch.randn", "torch.rand", "torch.empty"})
+# Source text that can build a tensor whose shape is written out: a factory given a nested
+# list or tuple, or a shape factory given a number. A function of another module that holds
+# none cannot return such a tensor unless it is passed one.
+LITERAL_SHAPE_SOURCE = re.compile(r"\b(?:tensor|as_tensor|LongTensor|FloatTensor|IntTensor|DoubleTensor|Tensor)\s*\(\s*[\[(]"
+                                  r"|\b(?:ones|zeros|randn|rand|empty)\s*\(\s*\d")
 LITERAL_METHODS = frozenset({"long", "int", "float", "double", "clone", "to", "contiguous", "cpu"})
 
 # Which ops work on which sparse inputs, and what they return, is not listed here: it is

@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Params, Scalar, Tensor, attr_of,
+from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, attr_of,
                      grad_layout_of, join_all, union_flags, union_params)
 from ..gradflags import DENSE, SPARSE, Flags
 from ...cst.names import dotted
@@ -171,6 +171,8 @@ class ContainerFacts:
             return base
         if isinstance(sl, cst.Index):
             i = self.known_value(sl.value, state)
+            if isinstance(base, Module):
+                return stored_module(base, i)
             return element_at(base, i) if _is_int(i) else None
         items = sequence_items(base)
         if items is None:
@@ -432,6 +434,31 @@ def sequence_items(fact) -> Optional[tuple]:
     if isinstance(fact, Const) and isinstance(fact.value, tuple):
         return tuple(Const(value=v) for v in fact.value)
     return None
+
+
+def stored_module(container: Module, key) -> Optional[Module]:
+    """`layers[0]`, `towers["user"]`: the module an `nn.ModuleList`, `nn.Sequential` or
+    `nn.ModuleDict` stores under that index or key, which is the submodule its parameter
+    names start with. A class of the project may define its own `__getitem__`: not followed.
+    A negative index counts from an end whose position the parameter names do not tell."""
+    if container.cls is not None or not (isinstance(key, str) or (_is_int(key) and key >= 0)):
+        return None
+    return container.child(str(key))
+
+
+def param_groups(optimizer: Optimizer) -> Optional[Items]:
+    """`opt.param_groups`: a list of one dict per group, whose `"params"` holds the
+    parameters the optimizer was built over for that group. Its other keys (`lr`, the
+    defaults filled in) are not known."""
+    params = optimizer.params
+    if params is None:
+        return None
+    groups = params.groups if params.groups is not None else ((params, None),)
+    out = []
+    for group, _ in groups:
+        held = replace(group, groups=None, named=False)
+        out.append(Instance(cls="dict", attrs=(("params", held),), keys=None, evidence=optimizer.evidence))
+    return Items(tuple(out), "list", optimizer.evidence)
 
 
 def element_at(fact, index: int) -> Optional[Fact]:

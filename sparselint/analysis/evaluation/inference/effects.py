@@ -553,6 +553,12 @@ class Effects:
                 self._sparse_operand_effect("to_dense", func.value, None, state, where)
             elif method == "sum" and not call.args:
                 self._sparse_operand_effect("sum", func.value, None, state, where)
+        elif isinstance(recv, Instance) and recv.cls == api.AUTOGRAD_CTX and method == "save_for_backward":
+            # what backward reads back as `ctx.saved_tensors`, in order
+            saved = None
+            if not any(a.star or a.keyword is not None for a in call.args):
+                saved = Items(tuple(self.fact(a.value, state) for a in call.args), "tuple")
+            state.bind(f"{recv_path}.saved_tensors", saved)
         elif isinstance(recv, Instance) and recv.cls == "dict" and method in _DICT_UPDATES:
             state.bind(recv_path, None)  # `cfg.update(...)`, `cfg.pop("weight_decay")`: not followed
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:

@@ -9,12 +9,13 @@ import libcst as cst
 
 from .. import shapes
 from ....diagnostics import Evidence
-from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of,
-                     join, union_params)
+from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
+                     Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
-from .containers import ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, sequence_items, sequence_of
+from .containers import (ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, param_groups, sequence_items,
+                         sequence_of)
 from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
 from .pyvalues import PythonValues, value_fact
@@ -267,6 +268,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             if attr in ("T", "mT", "H", "mH"):
                 return self._derived(base, base.layout, None, [base])
             return None
+        if isinstance(base, Optimizer) and attr == "param_groups":
+            return param_groups(base)
         if isinstance(base, Module):
             held = attr_of(base.attrs, attr)
             if held is not None:

@@ -358,3 +358,63 @@ def test_function_called_after_a_global_setup_reads_the_new_value(tmp_path):
         main()
         """})
     assert found == [("main.py", line_of(tmp_path, "main.py", "ADJ.indices()"), "SPL001")]
+
+
+def test_global_written_by_a_function_passed_to_a_helper(tmp_path):
+    # `run` calls `setup` it is passed: the caller reads the tensor `setup` left in ADJ
+    found = findings(tmp_path, {"main.py": """
+        import torch
+        ADJ = None
+        def setup():
+            global ADJ
+            ADJ = SPARSE
+        def run(fn):
+            fn()
+        run(setup)
+        print(ADJ.indices())
+        """})
+    assert found == [("main.py", line_of(tmp_path, "main.py", "ADJ.indices()"), "SPL001")]
+
+
+def test_global_fixed_by_a_function_passed_to_a_helper_is_silent(tmp_path):
+    assert findings(tmp_path, {"main.py": """
+        import torch
+        ADJ = SPARSE
+        def fix():
+            global ADJ
+            ADJ = ADJ.coalesce()
+        def run(fn):
+            fn()
+        run(fix)
+        print(ADJ.indices())
+        """}) == []
+
+
+def test_global_fixed_by_a_function_passed_to_an_unknown_call_is_silent(tmp_path):
+    # `apply` is not the project's: it may run `fix`, so ADJ is no longer known
+    assert findings(tmp_path, {"main.py": """
+        import torch
+        from somewhere import apply
+        ADJ = SPARSE
+        def fix():
+            global ADJ
+            ADJ = ADJ.coalesce()
+        apply(fix)
+        print(ADJ.indices())
+        """}) == []
+
+
+def test_nonlocal_fixed_by_a_closure_passed_to_a_helper_is_silent(tmp_path):
+    assert findings(tmp_path, {"main.py": """
+        import torch
+        def run(fn):
+            fn()
+        def train():
+            adj = SPARSE
+            def fix():
+                nonlocal adj
+                adj = adj.coalesce()
+            run(fix)
+            return adj.indices()
+        train()
+        """}) == []

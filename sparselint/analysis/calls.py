@@ -102,6 +102,8 @@ class Calls:
     def __init__(self, walker):
         self.walker = walker
         self.outcomes: dict[cst.Call, Outcome] = {}
+        # call -> the caller's names a function of this file passed to it may rebind
+        self.escaped: dict[cst.Call, tuple] = {}
         self._memo: dict[tuple, _Result] = {}
         self._rebound: dict[cst.FunctionDef, set[str]] = {}
         self._calls_in: dict[cst.CSTNode, list] = {}
@@ -149,14 +151,14 @@ class Calls:
             if not isinstance(call, cst.Call):
                 continue
             self.outcomes.pop(call, None)
+            self.escaped.pop(call, None)
             target = self._target(call, state)
-            if target is None:
-                continue
+            outcome = None
             if isinstance(target, Callee):
                 outcome = self.call_value(target, call, state)
-            else:
+            elif target is not None:
                 outcome = self._invoke(target, call, state)
-            if outcome is None:
+            if outcome is None and target is not None:
                 # a call not followed still may rebind names of the caller's scopes: they are
                 # no longer known
                 written = self._rebound_by(self._local_node(target))
@@ -164,6 +166,23 @@ class Calls:
                     outcome = Outcome(effects={name: None for name in written}, followed=False)
             if outcome is not None:
                 self.outcomes[call] = outcome
+            if self.walker.scopes.declares:
+                self._escapes(call, state, outcome)
+
+    def _escapes(self, call: cst.Call, state, outcome: Optional[Outcome]) -> None:
+        """A function of this file passed to a call (`run(fix)`, `t.register_hook(fix)`) may
+        run there or later: the caller's names it rebinds (`global`, `nonlocal`) are no
+        longer known after the call, unless the call's analysis handed their facts back."""
+        inf = self.walker.ctx.inference
+        names: set[str] = set()
+        for a in call.args:
+            fact = inf.fact(a.value, state)
+            if isinstance(fact, Callee):
+                names.update(self._rebound_by(self._local_node(fact)))
+        if outcome is not None and outcome.followed:
+            names -= set(outcome.effects)
+        if names:
+            self.escaped[call] = tuple(sorted(names))
 
     def _local_node(self, target) -> Optional[cst.FunctionDef]:
         """The function of this file a call target runs, if it is one."""

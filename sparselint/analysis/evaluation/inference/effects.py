@@ -474,6 +474,8 @@ class Effects:
 
     def _call_effect(self, call: cst.Call, state: State) -> None:
         func = call.func
+        for name in self.calls.escaped.get(call, ()) if self.calls is not None else ():
+            state.bind(name, None)  # a function passed to it may have rebound the name
         outcome = self.calls.outcome(call) if self.calls is not None else None
         if outcome is not None:
             if outcome.backward:

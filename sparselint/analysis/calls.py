@@ -176,6 +176,8 @@ class Calls:
         inf = self.walker.ctx.inference
         names: set[str] = set()
         for a in call.args:
+            if not isinstance(a.value, (cst.Name, cst.Attribute)):
+                continue  # a function is passed by name (a partial of it: where it is made)
             fact = inf.fact(a.value, state)
             if isinstance(fact, Callee):
                 names.update(self._rebound_by(self._local_node(fact)))

@@ -1247,7 +1247,6 @@ class Calls:
         whether any fact the caller passed is known, the parameters bound to their default
         (facts of the callee's module), and parameter -> the caller's container (`*parts`)
         an element was unpacked from."""
-        inf = self.walker.ctx.inference
         node = target.node
         p = node.params
         positional = [*p.posonly_params, *p.params]

@@ -297,6 +297,8 @@ class Calls:
                 return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
             found = self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
+            if found is None:
+                found = self._foreign_method(recv, func.attr.value, dotted(func.value), call, state)
             if found is not None:
                 return found
             # a function an object holds itself (`self.fn = make`): called as it is; one its
@@ -713,6 +715,11 @@ class Calls:
             cls = base.cls if isinstance(base, Instance) else _local_class(base, w.ctx.path)
             instance = True
         if cls is None or cls not in w.classes:
+            if instance:
+                getter = self._foreign_method(base, node.attr.value, dotted(node.value), None, state, getter=True)
+                if getter is not None:
+                    outcome = self._invoke(getter, cst.Call(func=node), state, site=node)
+                    return outcome.returned if outcome is not None else None
             return None
         klass = w.classes[cls]
         name = node.attr.value
@@ -825,6 +832,33 @@ class Calls:
                     found = (there, klass, file, info.name, tokens)
             self._models[qualname] = found
         return self._models[qualname]
+
+    def _foreign_method(self, recv, name: str, recv_path: Optional[str], call: Optional[cst.Call], state,
+                        getter: bool = False) -> Optional[_Target]:
+        """`obj.method(...)` (or, with `getter`, the property `obj.name`) on an object of a
+        class of another module: the method run in that module, the object one of its own
+        classes there, when the class's source holds a token or the call passes a fact a
+        hazard can hang on."""
+        qualname = getattr(recv, "cls", None) if isinstance(recv, (Instance, Module)) else None
+        if not qualname or ("::" not in qualname and "." not in qualname):
+            return None
+        found = self._foreign_class(qualname)
+        if found is None:
+            return None
+        there, klass, file, cname, tokens = found
+        method = there.method(klass, name)
+        if method is None or _method_kind(method) is not None or _is_property(method) != getter:
+            return None
+        if getter and not any(_decorator_name(d) in ("property", "cached_property") for d in method.decorators):
+            return None  # a setter or deleter
+        inf = self.walker.ctx.inference
+        if not tokens and not _relevant(recv) and not (call is not None and any(
+                not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)):
+            return None
+        self.walker.ctx.dependencies.add(file)
+        receiver = replace(recv, cls=cname) if isinstance(recv, Instance) else replace(recv, cls=f"{file}::{cname}")
+        return _Target(method, f"{cname}.{name}", receiver=receiver, receiver_path=recv_path, walker=there,
+                       summary=True)
 
     def _foreign_forward(self, func: cst.BaseExpression, fact: Module, call: cst.Call, state) -> Optional[_Target]:
         """`model(x)` of a model class of another module: its `forward`, when the class's

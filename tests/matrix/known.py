@@ -41,8 +41,6 @@ CAUSES = {
 # (shape, the hazards it is missed for, cause)
 MISSED = (
     ("registry_modules", "SPL001 SPL103 SPL501", "indirect-calls"),
-    ("config_module_value", "SPL001 SPL103 SPL501", "module-globals"),
-    ("config_module_dict", "SPL001 SPL103 SPL501", "module-globals"),
 )
 
 # (shape, hazard, what the engine reports on the safe twin): none today.

@@ -407,6 +407,10 @@ class ProjectIndex:
                     # a model class: building one runs its `__init__`, calling one its
                     # `forward`, here
                     code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
+                if not any(tokens.search(c) for c in code):
+                    # a method or property of a class that this file names (`g.adjacency`)
+                    code = list(code) + [c for name, c in self._methods_of(file, original)
+                                         if re.search(rf"\.{re.escape(name)}\b", text)]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
@@ -506,6 +510,13 @@ class ProjectIndex:
                         files.add(sub)
                         out = self._definition_text(sub, match or name, files, depth + 1)
                     break
+        if start is None and not out:
+            # a module-level value (`make_optimizer = functools.partial(torch.optim.Adam, ...)`):
+            # the statement that binds it
+            bound = re.search(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", body, re.M)
+            if bound is not None:
+                nxt = _TOP_LEVEL.search(body, bound.end())
+                out = [body[bound.start():nxt.start() if nxt else len(body)]]
         self._definitions[key] = out
         return out
 

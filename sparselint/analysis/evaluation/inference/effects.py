@@ -174,7 +174,8 @@ class Effects:
         if isinstance(node, cst.Call) and not any(a.star for a in node.args):
             func = node.func
             positional = [a.value for a in node.args if a.keyword is None]
-            if isinstance(func, cst.Name) and self.builtin(func.value, state):
+            if (isinstance(func, cst.Name) and func.value in ("list", "tuple", "iter", "enumerate", "zip")
+                    and self.builtin(func.value, state)):
                 if func.value == "enumerate" and 1 <= len(positional) <= 2:
                     inner = self.iterated(positional[0], state)
                     start = self.value(arg(node, 1, "start"), state) if len(node.args) == 2 else 0
@@ -216,7 +217,8 @@ class Effects:
         if isinstance(node, cst.Call) and not any(a.star or a.keyword is not None for a in node.args):
             func = node.func
             positional = [a.value for a in node.args]
-            if isinstance(func, cst.Name) and self.builtin(func.value, state):
+            if (isinstance(func, cst.Name) and func.value in ("list", "tuple", "iter", "enumerate", "zip")
+                    and self.builtin(func.value, state)):
                 if func.value in ("list", "tuple", "iter") and len(positional) == 1:
                     return self.every_element(positional[0], state)
                 if func.value == "enumerate" and len(positional) == 1:

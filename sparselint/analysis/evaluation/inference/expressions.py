@@ -82,8 +82,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             root = func
             while isinstance(root, (cst.Attribute, cst.Subscript)):
                 root = root.value
-            if not isinstance(root, cst.Name) or (root.value not in state.env and root.value not in self.outer):
-                return None  # only a name bound in this scope or the module can hold a class
+            if not isinstance(root, cst.Name) or (
+                    root.value not in state.env and root.value not in self.outer
+                    and (self.calls is None or root.value in self.locals or self.calls.imported_value(root.value) is None)):
+                return None  # only a name bound in this scope, the module, or imported from the project
             fact = self.fact(func, state)
             if isinstance(fact, Callee) and not fact.project:
                 return fact.target

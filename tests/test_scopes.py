@@ -284,19 +284,6 @@ def test_local_variable_shadowing_a_global_is_not_rebound_by_the_callee(tmp_path
         """}) == []
 
 
-def test_module_value_a_function_there_changes_in_place_is_not_carried(tmp_path):
-    assert findings(tmp_path, {"config.py": """
-        import torch
-        TABLES = {"adj": SPARSE}
-        def fix():
-            TABLES["adj"] = TABLES["adj"].coalesce()
-        """, "main.py": """
-        from config import TABLES, fix
-        fix()
-        rows = TABLES["adj"].indices()
-        """}) == []
-
-
 def test_closure_passed_on_sees_a_parameter_rebound_after_its_def(tmp_path):
     # `adj` is a parameter rebound after the `def`: `run` calls the closure after that
     assert findings(tmp_path, {"main.py": """

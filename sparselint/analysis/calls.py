@@ -760,7 +760,10 @@ class Calls:
         if found is None:
             return None
         there, klass, file, cname, tokens = found
-        method = there.method(klass, name)
+        method, owner = there.method(klass, name), there
+        if method is None:
+            # inherited from a base class of a third module (`class MFTrainer(BaseTrainer)`)
+            method, owner = there.calls._inherited(klass, name) or (None, None)
         if method is None or _method_kind(method) is not None or _is_property(method) != getter:
             return None
         if getter and not any(_decorator_name(d) in ("property", "cached_property") for d in method.decorators):
@@ -770,8 +773,12 @@ class Calls:
                 not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)):
             return None
         self.walker.ctx.dependencies.add(file)
-        receiver = replace(recv, cls=cname) if isinstance(recv, Instance) else replace(recv, cls=f"{file}::{cname}")
-        return _Target(method, f"{cname}.{name}", receiver=receiver, receiver_path=recv_path, walker=there,
+        if owner is there:
+            receiver = replace(recv, cls=cname) if isinstance(recv, Instance) else replace(recv, cls=f"{file}::{cname}")
+        else:
+            # there the object is of a subclass that module does not know
+            receiver = replace(recv, cls=f"{file}::{cname}")
+        return _Target(method, f"{cname}.{name}", receiver=receiver, receiver_path=recv_path, walker=owner,
                        summary=True)
 
     def _foreign_forward(self, func: cst.BaseExpression, fact: Module, call: cst.Call, state) -> Optional[_Target]:

@@ -62,6 +62,24 @@ def imported_code(text: str, path: str, tokens: Tokens, dependencies: Optional[s
     return tuple(names), texts
 
 
+def _once_elsewhere(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
+    """A finding inside another module, reached by several call chains of this file, once
+    (the first copy with a fix, else the first)."""
+    out: list[Diagnostic] = []
+    where: dict[tuple, int] = {}
+    for d in diagnostics:
+        if d.path == path:
+            out.append(d)
+            continue
+        key = (os.path.normpath(d.path), d.line, d.column, d.code)
+        if key not in where:
+            where[key] = len(out)
+            out.append(d)
+        elif d.fix is not None and out[where[key]].fix is None:
+            out[where[key]] = d
+    return out
+
+
 def analyse(text: str, path: str, rules, dependencies: Optional[set] = None, torch_version: str = "") -> list[Diagnostic]:
     """Findings of the given rules on one source text (no suppression, no fixes); the other
     files they depend on are added to `dependencies`. `torch_version` picks the op table
@@ -145,7 +163,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         Walker(module, ctx, dict(hooks)).run()
         if dependencies is not None:
             dependencies.update(ctx.dependencies)
-        return ctx.diagnostics
+        return _once_elsewhere(ctx.diagnostics, path)
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
     except _OutOfTime:

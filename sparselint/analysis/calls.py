@@ -169,7 +169,8 @@ class Calls:
             name = func.value
             fact = inf.fact(func, state)
             if isinstance(fact, Callee) and fact.file and inf.lookup(name, state) is None:
-                return self._imported(call, state, name, "")  # the imported function itself
+                # the imported function itself, or a model class of that module
+                return self._imported(call, state, name, "") or self._foreign_constructor(call, state)
             if isinstance(fact, Callee) and fact.project and (
                     fact.node is not None or fact.file or fact.args or fact.kwargs or fact.target != name):
                 return fact  # a function held by another name (`fn()` with `fn=make`), a lambda, a partial

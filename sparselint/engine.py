@@ -21,7 +21,6 @@ from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERRO
 from .fixer import applicable, apply_edits, parses
 from .analysis.cst.names import Names
 from .analysis.relevance.reduce import Reduced, reduce_source
-from .rule import Rule
 from .analysis.relevance.tokens import Tokens
 from .analysis.evaluation.walker import Walker
 

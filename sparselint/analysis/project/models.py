@@ -15,7 +15,7 @@ import os
 import re
 import textwrap
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from ..cst.names import CANONICAL

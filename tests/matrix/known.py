@@ -42,7 +42,6 @@ CAUSES = {
 MISSED = (
     ("global_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
     ("nonlocal_write", "SPL001 SPL103 SPL201 SPL301 SPL401 SPL501 SPL601", "global-nonlocal"),
-    ("registry_modules", "SPL001 SPL103 SPL501", "indirect-calls"),
 )
 
 # (shape, hazard, what the engine reports on the safe twin): none today.

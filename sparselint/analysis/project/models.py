@@ -381,6 +381,8 @@ class ProjectIndex:
         names: list[str] = []
         texts: list[str] = []
         files: set[str] = set()
+        project_names: list[str] = []
+        side_effects = False
         for module, pairs in _import_lines(text):
             file = self._import_file(module, path)
             if file is None:
@@ -388,10 +390,17 @@ class ProjectIndex:
             files.add(file)
             for original, local in pairs:
                 if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
-                    for func, code in self._functions_with(file, tokens):
+                    found = self._functions_with(file, tokens)
+                    for func, code in found:
                         names.append(f"{local}.{func}")
                         texts.append(code)
+                    if found and not re.search(rf"(?<![\w.]){re.escape(local)}\.", text):
+                        # imported only for what its body does (decorators filling a registry
+                        # of another module): what this file reads from the project may hold
+                        # what it made
+                        side_effects = True
                     continue
+                project_names.append(local)
                 code = self._definition_text(file, original, files)
                 if code and not any(tokens.search(c) for c in code):
                     # a helper that passes what it is given on to a function of a module it
@@ -416,6 +425,8 @@ class ProjectIndex:
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
+        if side_effects:
+            names.extend(n for n in project_names if n not in names)
         return names, texts, files
 
     def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:

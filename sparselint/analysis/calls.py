@@ -1108,7 +1108,9 @@ class Calls:
                     if v is not None:
                         attrs[k[len("self."):]] = v
             if target.makes == "module":
+                children = [v for v in attrs.values() if isinstance(v, Module)]
                 attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
+                receiver = _with_sparse_children(receiver, children)
             outcome.returned = replace(receiver, attrs=tuple(attrs.items()))
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):
@@ -1569,6 +1571,19 @@ def _portable(fact, ctx, path: str):
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
+
+
+def _with_sparse_children(module: Module, children: list) -> Module:
+    """A model whose summary could not tell whether it has sparse gradients (a submodule made
+    by a method of a mixin, `self.user = self.make_table(...)`) has them when its `__init__`,
+    run by the evaluator, stored a submodule that has them. A summary that knows is kept."""
+    if module.flags.has_sparse is not None:
+        return module
+    sparse = [c for c in children if c.flags.has_sparse is True]
+    if not sparse:
+        return module
+    flags = replace(module.flags, has_sparse=True)
+    return replace(module, flags=flags, evidence=module.evidence + sparse[0].evidence)
 
 
 def _qualified(fact, path: str, depth: int = 0):

@@ -802,14 +802,14 @@ class Calls:
                        receiver_path=dotted(func), walker=there)
 
     def _foreign_constructor(self, call: cst.Call, state) -> Optional[_Target]:
-        """`Model(...)` of a model class of another module whose source holds a token: its
-        `__init__`, run there, for what it stores on the instance (`self.adj = ...`)."""
+        """`Model(...)` of a model class of another module: its `__init__`, run there, for what
+        it stores on the instance (`self.adj = ...`, a sparse table a mixin's method made)."""
         inf = self.walker.ctx.inference
         module = inf.models(call, inf, state) if inf.models is not None else None
         if not isinstance(module, Module) or not module.cls:
             return None
         found = self._foreign_class(module.cls)
-        if found is None or not found[4]:
+        if found is None:
             return None
         there, klass, file, name, _ = found
         init = there.method(klass, "__init__")

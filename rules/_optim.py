@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from sparselint.analysis.evaluation.facts import Callee, Params, Tensor
-from sparselint.analysis.evaluation.inference import ABSENT, arg, literal, params_of_tensor
+from sparselint.analysis.evaluation.inference import ABSENT, arg, params_of_tensor
 from sparselint.analysis.evaluation.gradflags import Flags
 
 

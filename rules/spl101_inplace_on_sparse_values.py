@@ -35,7 +35,6 @@ No fix: an out-of-place rebuild depends on what the write means.
 """
 from __future__ import annotations
 
-import libcst as cst
 
 from sparselint.analysis.evaluation.facts import NONLEAF
 from sparselint.rule import Rule

@@ -38,7 +38,6 @@ so that choice is left to you.
 """
 from __future__ import annotations
 
-import libcst as cst
 
 from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule

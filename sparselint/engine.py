@@ -21,7 +21,6 @@ from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERRO
 from .fixer import applicable, apply_edits, parses
 from .analysis.cst.names import Names
 from .analysis.relevance.reduce import Reduced, reduce_source
-from .rule import Rule
 from .analysis.relevance.tokens import Tokens
 from .analysis.evaluation.walker import Walker
 
@@ -60,6 +59,24 @@ def imported_code(text: str, path: str, tokens: Tokens, dependencies: Optional[s
     if dependencies is not None:
         dependencies.update(files | index.missing)
     return tuple(names), texts
+
+
+def _once_elsewhere(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
+    """A finding inside another module, reached by several call chains of this file, once
+    (the first copy with a fix, else the first)."""
+    out: list[Diagnostic] = []
+    where: dict[tuple, int] = {}
+    for d in diagnostics:
+        if d.path == path:
+            out.append(d)
+            continue
+        key = (os.path.normpath(d.path), d.line, d.column, d.code)
+        if key not in where:
+            where[key] = len(out)
+            out.append(d)
+        elif d.fix is not None and out[where[key]].fix is None:
+            out[where[key]] = d
+    return out
 
 
 def analyse(text: str, path: str, rules, dependencies: Optional[set] = None, torch_version: str = "") -> list[Diagnostic]:
@@ -145,7 +162,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         Walker(module, ctx, dict(hooks)).run()
         if dependencies is not None:
             dependencies.update(ctx.dependencies)
-        return ctx.diagnostics
+        return _once_elsewhere(ctx.diagnostics, path)
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
     except _OutOfTime:

@@ -255,7 +255,8 @@ class Calls:
             name = func.value
             fact = inf.fact(func, state)
             if isinstance(fact, Callee) and fact.file and inf.lookup(name, state) is None:
-                return self._imported(call, state, name, "")  # the imported function itself
+                # the imported function itself, or a model class of that module
+                return self._imported(call, state, name, "") or self._foreign_constructor(call, state)
             if isinstance(fact, Callee) and fact.project and (
                     fact.node is not None or fact.file or fact.args or fact.kwargs or fact.target != name):
                 return fact  # a function held by another name (`fn()` with `fn=make`), a lambda, a partial
@@ -846,7 +847,10 @@ class Calls:
         if found is None:
             return None
         there, klass, file, cname, tokens = found
-        method = there.method(klass, name)
+        method, owner = there.method(klass, name), there
+        if method is None:
+            # inherited from a base class of a third module (`class MFTrainer(BaseTrainer)`)
+            method, owner = there.calls._inherited(klass, name) or (None, None)
         if method is None or _method_kind(method) is not None or _is_property(method) != getter:
             return None
         if getter and not any(_decorator_name(d) in ("property", "cached_property") for d in method.decorators):
@@ -856,8 +860,12 @@ class Calls:
                 not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)):
             return None
         self.walker.ctx.dependencies.add(file)
-        receiver = replace(recv, cls=cname) if isinstance(recv, Instance) else replace(recv, cls=f"{file}::{cname}")
-        return _Target(method, f"{cname}.{name}", receiver=receiver, receiver_path=recv_path, walker=there,
+        if owner is there:
+            receiver = replace(recv, cls=cname) if isinstance(recv, Instance) else replace(recv, cls=f"{file}::{cname}")
+        else:
+            # there the object is of a subclass that module does not know
+            receiver = replace(recv, cls=f"{file}::{cname}")
+        return _Target(method, f"{cname}.{name}", receiver=receiver, receiver_path=recv_path, walker=owner,
                        summary=True)
 
     def _foreign_forward(self, func: cst.BaseExpression, fact: Module, call: cst.Call, state) -> Optional[_Target]:
@@ -880,14 +888,14 @@ class Calls:
                        receiver_path=dotted(func), walker=there)
 
     def _foreign_constructor(self, call: cst.Call, state) -> Optional[_Target]:
-        """`Model(...)` of a model class of another module whose source holds a token: its
-        `__init__`, run there, for what it stores on the instance (`self.adj = ...`)."""
+        """`Model(...)` of a model class of another module: its `__init__`, run there, for what
+        it stores on the instance (`self.adj = ...`, a sparse table a mixin's method made)."""
         inf = self.walker.ctx.inference
         module = inf.models(call, inf, state) if inf.models is not None else None
         if not isinstance(module, Module) or not module.cls:
             return None
         found = self._foreign_class(module.cls)
-        if found is None or not found[4]:
+        if found is None:
             return None
         there, klass, file, name, _ = found
         init = there.method(klass, "__init__")
@@ -1188,7 +1196,9 @@ class Calls:
                     if v is not None:
                         attrs[k[len("self."):]] = v
             if target.makes == "module":
+                children = [v for v in attrs.values() if isinstance(v, Module)]
                 attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
+                receiver = _with_sparse_children(receiver, children)
             outcome.returned = replace(receiver, attrs=tuple(attrs.items()))
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):
@@ -1662,6 +1672,19 @@ def _portable(fact, ctx, path: str):
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
+
+
+def _with_sparse_children(module: Module, children: list) -> Module:
+    """A model whose summary could not tell whether it has sparse gradients (a submodule made
+    by a method of a mixin, `self.user = self.make_table(...)`) has them when its `__init__`,
+    run by the evaluator, stored a submodule that has them. A summary that knows is kept."""
+    if module.flags.has_sparse is not None:
+        return module
+    sparse = [c for c in children if c.flags.has_sparse is True]
+    if not sparse:
+        return module
+    flags = replace(module.flags, has_sparse=True)
+    return replace(module, flags=flags, evidence=module.evidence + sparse[0].evidence)
 
 
 def _qualified(fact, path: str, depth: int = 0):

@@ -7,7 +7,6 @@ from typing import Iterable, Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from .torchops import torchapi as api
 from ..diagnostics import Diagnostic, Edit, Evidence, Fix
 from .evaluation.facts import Fact, Tensor
 from .cst.names import Names, dotted

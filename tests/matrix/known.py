@@ -40,7 +40,6 @@ CAUSES = {
 
 # (shape, the hazards it is missed for, cause)
 MISSED = (
-    ("registry_modules", "SPL001 SPL103 SPL501", "indirect-calls"),
 )
 
 # (shape, hazard, what the engine reports on the safe twin): none today.

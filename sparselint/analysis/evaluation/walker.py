@@ -19,7 +19,7 @@ from ..calls import Calls
 from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, attr_of, join, join_all
+from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, attr_of, join, join_all
 from ..project.models import MORE_KEYWORDS, MORE_POSITIONAL, UNKNOWN_ARG, ConfigArg, project_index
 from .inference import _UNKNOWN as UNKNOWN_LITERAL
 from .inference import Inference, State, join_states, literal

@@ -15,7 +15,7 @@ import os
 import re
 import textwrap
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from ..cst.names import CANONICAL
@@ -381,6 +381,8 @@ class ProjectIndex:
         names: list[str] = []
         texts: list[str] = []
         files: set[str] = set()
+        project_names: list[str] = []
+        side_effects = False
         for module, pairs in _import_lines(text):
             file = self._import_file(module, path)
             if file is None:
@@ -388,10 +390,17 @@ class ProjectIndex:
             files.add(file)
             for original, local in pairs:
                 if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
-                    for func, code in self._functions_with(file, tokens):
+                    found = self._functions_with(file, tokens)
+                    for func, code in found:
                         names.append(f"{local}.{func}")
                         texts.append(code)
+                    if found and not re.search(rf"(?<![\w.]){re.escape(local)}\.", text):
+                        # imported only for what its body does (decorators filling a registry
+                        # of another module): what this file reads from the project may hold
+                        # what it made
+                        side_effects = True
                     continue
+                project_names.append(local)
                 code = self._definition_text(file, original, files)
                 if code and not any(tokens.search(c) for c in code):
                     # a helper that passes what it is given on to a function of a module it
@@ -399,21 +408,25 @@ class ProjectIndex:
                     # function's code counts as this one's
                     code = code + self._reached_code(file, original, code, tokens, files)
                 if not code and _subclassed(text, local):
-                    # a base class whose methods a subclass here inherits: those this file
-                    # calls (and `__init__`) run here
-                    code = [c for name, c in self._methods_of(file, original)
-                            if name == "__init__" or re.search(rf"\.{re.escape(name)}\b", text)]
+                    # a base class whose methods a subclass here inherits: `__init__`, those
+                    # this file calls, and those these call on `self` in turn, run here
+                    code = _methods_reached(self._methods_of(file, original), text)
                 elif not code:
                     # a model class: building one runs its `__init__`, calling one its
                     # `forward`, here
                     code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
                 if not any(tokens.search(c) for c in code):
-                    # a method or property of a class that this file names (`g.adjacency`)
-                    code = list(code) + [c for name, c in self._methods_of(file, original)
-                                         if re.search(rf"\.{re.escape(name)}\b", text)]
+                    # the methods and properties of a class that this file names (`g.adjacency`,
+                    # `trainer.fit`), and those they or `__init__` call on `self` in turn
+                    methods = self._methods_of(file, original)
+                    if methods:
+                        code = list(code) + [c for c in _methods_reached(methods, "\n".join([text, *code]))
+                                             if c not in code]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
                     texts.extend(code)
+        if side_effects:
+            names.extend(n for n in project_names if n not in names)
         return names, texts, files
 
     def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
@@ -838,6 +851,26 @@ def class_may_own_parameters(node: ast.ClassDef) -> bool:
     return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
                                     or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
                                     for n in ast.walk(node))
+
+
+def _methods_reached(methods: list, text: str) -> list[str]:
+    """The code of `__init__` and of the methods named as attributes (`.fit`) in `text` or in
+    the code of a method already reached."""
+    reached: list[str] = []
+    seen: set[str] = set()
+    sources = [text]
+    changed = True
+    while changed:
+        changed = False
+        for name, code in methods:
+            if name in seen:
+                continue
+            if name == "__init__" or any(re.search(rf"\.{re.escape(name)}\b", src) for src in sources):
+                seen.add(name)
+                reached.append(code)
+                sources.append(code)
+                changed = True
+    return reached
 
 
 def _subclassed(text: str, name: str) -> bool:

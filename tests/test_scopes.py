@@ -405,3 +405,29 @@ def test_nonlocal_fixed_by_a_closure_passed_to_a_helper_is_silent(tmp_path):
             return adj.indices()
         train()
         """}) == []
+
+
+def test_module_value_a_function_there_changes_in_place_is_not_carried(tmp_path):
+    # `fix()` holds no rule token and is passed nothing; it changes what `config` holds, so
+    # it is followed and the importer does not keep the uncoalesced item
+    assert findings(tmp_path, {"config.py": """
+        import torch
+        TABLES = {"adj": SPARSE}
+        def fix():
+            TABLES["adj"] = TABLES["adj"].coalesce()
+        """, "main.py": """
+        from config import TABLES, fix
+        fix()
+        rows = TABLES["adj"].indices()
+        """}) == []
+
+
+def test_cached_result_follows_a_change_of_the_imported_module(tmp_path):
+    config = tmp_path / "config.py"
+    config.write_text(f"import torch\nADJ = {SPARSE}\n")
+    (tmp_path / "main.py").write_text("from config import ADJ\nrows = ADJ.indices()\n")
+    first = run_cli("main.py", cwd=tmp_path)
+    assert re.findall(r"^main\.py:2:\d+: SPL001", first.stdout, re.M), first.stdout + first.stderr
+    config.write_text(f"import torch\nADJ = {SPARSE}.coalesce()\n")
+    second = run_cli("main.py", cwd=tmp_path)
+    assert second.returncode == 0 and "SPL001" not in second.stdout, second.stdout

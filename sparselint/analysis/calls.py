@@ -14,6 +14,7 @@ rule and the inference read one outcome per call node.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -926,7 +927,7 @@ class Calls:
         if found is None:
             return None
         file, name = found
-        if not wanted and not self._builds_literal_shape(file, name):
+        if not wanted and not self._builds_literal_shape(file, name) and not self._writes_module_state(file, name):
             return None
         walker = self._walker_for(file)
         if walker is None or name not in walker.functions:
@@ -1011,6 +1012,17 @@ class Calls:
         index = project_index()
         found = index.resolve_function(local, ctx.path, ctx.source, attribute)
         return found is not None and index.makes_functions(*found)
+
+    def _writes_module_state(self, file: str, name: str) -> bool:
+        """Whether a function of another module may change what its module holds (`global x`,
+        `TABLES["adj"] = ...`, `TABLES.update(...)`), read by a regex: followed, so what this
+        file imported from there is not kept stale."""
+        key = ("writes", file, name)
+        if key not in self._literal_sources:
+            from .project.models import project_index
+            code = project_index()._definition_text(file, name, set())
+            self._literal_sources[key] = any(_MODULE_WRITE.search(c) for c in code)
+        return self._literal_sources[key]
 
     def _builds_literal_shape(self, file: str, name: str) -> bool:
         """Whether a function of another module can return a tensor whose shape is written
@@ -1672,6 +1684,12 @@ def _portable(fact, ctx, path: str):
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
+
+
+# a global declared, an item or attribute of a name stored, or a mutating method of a name
+# called: what a function of another module may change in its module's state
+_MODULE_WRITE = re.compile(r"^\s*global\s|^\s*\w+\s*\[[^\n]*\]\s*(?:[-+*/|&]?=)(?!=)"
+                           r"|^\s*[A-Za-z_]\w*\.\w+\s*=(?!=)|\b\w+\.(?:update|setdefault|pop|clear|append|extend)\(", re.M)
 
 
 def _with_sparse_children(module: Module, children: list) -> Module:

@@ -896,7 +896,9 @@ class Calls:
         if not isinstance(module, Module) or not module.cls:
             return None
         found = self._foreign_class(module.cls)
-        if found is None:
+        if found is None or not (found[4] or module.flags.has_sparse is None):
+            # a class whose methods hold no token and whose sparse gradients are known runs
+            # nothing the evaluator would add to
             return None
         there, klass, file, name, _ = found
         init = there.method(klass, "__init__")
@@ -1020,8 +1022,15 @@ class Calls:
         key = ("writes", file, name)
         if key not in self._literal_sources:
             from .project.models import project_index
-            code = project_index()._definition_text(file, name, set())
-            self._literal_sources[key] = any(_MODULE_WRITE.search(c) for c in code)
+            index = project_index()
+            code = index._definition_text(file, name, set())
+            found = False
+            if any(_MODULE_WRITE.search(c) for c in code):
+                # only a write to a name the module binds at its top level
+                held = set(_MODULE_NAME.findall(index._text(file) or ""))
+                found = any((m.group(1) or m.group(2) or m.group(3)) in held | {None}
+                            for c in code for m in _MODULE_WRITE.finditer(c))
+            self._literal_sources[key] = found
         return self._literal_sources[key]
 
     def _builds_literal_shape(self, file: str, name: str) -> bool:
@@ -1688,8 +1697,10 @@ def _portable(fact, ctx, path: str):
 
 # a global declared, an item or attribute of a name stored, or a mutating method of a name
 # called: what a function of another module may change in its module's state
-_MODULE_WRITE = re.compile(r"^\s*global\s|^\s*\w+\s*\[[^\n]*\]\s*(?:[-+*/|&]?=)(?!=)"
-                           r"|^\s*[A-Za-z_]\w*\.\w+\s*=(?!=)|\b\w+\.(?:update|setdefault|pop|clear|append|extend)\(", re.M)
+_MODULE_WRITE = re.compile(r"^\s*global\s|^\s*(\w+)\s*\[[^\n]*\]\s*(?:[-+*/|&]?=)(?!=)"
+                           r"|^\s*([A-Za-z_]\w*)\.\w+\s*=(?!=)|\b(\w+)\.(?:update|setdefault|pop|clear|append|extend)\(", re.M)
+# a name a module binds at its top level
+_MODULE_NAME = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
 
 def _with_sparse_children(module: Module, children: list) -> Module:

@@ -115,6 +115,7 @@ class Calls:
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._literal_sources: dict[tuple, bool] = {}
+        self._module_writes: dict[tuple, bool] = {}
         # a model class of another module -> (that module's walker, the class, ...)
         self._models: dict[str, Optional[tuple]] = {}
         self._stores: Optional[frozenset] = None
@@ -921,21 +922,33 @@ class Calls:
             inf = self.walker.ctx.inference
             wanted = any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
                          for a in call.args) or self._imported_maker(local, attribute)
-        from .project.models import project_index
-        index = project_index()
-        ctx = self.walker.ctx
-        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
-        ctx.dependencies.update(index.missing)
+        found = self._resolved_function(local, attribute)
         if found is None:
             return None
         file, name = found
         if not wanted and not self._builds_literal_shape(file, name) and not self._writes_module_state(file, name):
             return None
+        there = self._function_there(file, name)
+        return _Target(there.functions[name], name, walker=there) if there is not None else None
+
+    def _resolved_function(self, local: str, attribute: str) -> Optional[tuple[str, str]]:
+        """(file, name) of the function of another module of the project that `local` (or
+        `local.attribute`) names in this file."""
+        from .project.models import project_index
+        index = project_index()
+        ctx = self.walker.ctx
+        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
+        ctx.dependencies.update(index.missing)
+        return found
+
+    def _function_there(self, file: str, name: str):
+        """The walker of another module that defines the function `name`, recorded as a
+        dependency of this file; None when it cannot be read."""
         walker = self._walker_for(file)
         if walker is None or name not in walker.functions:
             return None
-        ctx.dependencies.add(file)
-        return _Target(walker.functions[name], name, walker=walker)
+        self.walker.ctx.dependencies.add(file)
+        return walker
 
     def keeps_call(self, node: cst.FunctionDef) -> bool:
         """Whether a call of this file's function `node` runs its body as written, despite
@@ -956,18 +969,9 @@ class Calls:
             local, attribute = expr.value.value, expr.attr.value
         else:
             return None
-        from .project.models import project_index
-        index = project_index()
-        ctx = w.ctx
-        found = index.resolve_function(local, ctx.path, ctx.source, attribute)
-        ctx.dependencies.update(index.missing)
-        if found is None:
-            return None
-        walker = self._walker_for(found[0])
-        if walker is None or found[1] not in walker.functions:
-            return None
-        ctx.dependencies.add(found[0])
-        return walker.functions[found[1]]
+        found = self._resolved_function(local, attribute)
+        there = self._function_there(*found) if found is not None else None
+        return there.functions[found[1]] if there is not None else None
 
     def _imported_class(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """The constructor of a class that the file imports from another module of the
@@ -1019,8 +1023,8 @@ class Calls:
         """Whether a function of another module may change what its module holds (`global x`,
         `TABLES["adj"] = ...`, `TABLES.update(...)`), read by a regex: followed, so what this
         file imported from there is not kept stale."""
-        key = ("writes", file, name)
-        if key not in self._literal_sources:
+        key = (file, name)
+        if key not in self._module_writes:
             from .project.models import project_index
             index = project_index()
             code = index._definition_text(file, name, set())
@@ -1030,8 +1034,8 @@ class Calls:
                 held = set(_MODULE_NAME.findall(index._text(file) or ""))
                 found = any((m.group(1) or m.group(2) or m.group(3)) in held | {None}
                             for c in code for m in _MODULE_WRITE.finditer(c))
-            self._literal_sources[key] = found
-        return self._literal_sources[key]
+            self._module_writes[key] = found
+        return self._module_writes[key]
 
     def _builds_literal_shape(self, file: str, name: str) -> bool:
         """Whether a function of another module can return a tensor whose shape is written

@@ -190,3 +190,119 @@ def test_shapes_a_review_found_the_reduction_changed(cli, name, expected):
     reduced = findings(cli, [path], whole=False)
     assert [(line, code) for _, line, _, code, _ in reduced] == expected
     assert reduced == findings(cli, [path], whole=True)
+
+
+def _table(entries: list[str]) -> str:
+    """A module-level list of more than `MAX_CONTEXT_LINES` lines."""
+    return "OPS = [\n" + "".join(f"    {e},\n" for e in entries) + "]\n"
+
+
+def test_a_table_holding_a_token_only_in_its_lambdas_is_not_parsed():
+    src = ("import torch\n\n\ndef plain(x):\n    return x + 1\n\n\n"
+           + _table(["dict(op=lambda x: x.to_sparse(), sample=plain)"] + [f"dict(op=None, n={i})" for i in range(60)]))
+    assert kept(src) is None or not any(line.startswith("OPS") for line in kept(src))
+
+
+def test_a_table_holding_functions_that_matter_as_values_keeps_them_only():
+    src = ("import torch\n\n\ndef make(n):\n    return torch.sparse_coo_tensor(torch.tensor([[0], [1]]), torch.ones(1))"
+           "\n\n\ndef plain(x):\n    return x + 1\n\n\n"
+           + _table(["dict(sample=make, other=plain)"] + [f"dict(sample=plain, n={i})" for i in range(60)]))
+    lines = kept(src)
+    assert "def make(n):" in lines
+    assert "OPS = [" not in lines and "def plain(x):" not in lines
+    # a short table is still code that may call what it holds
+    short = src.split("OPS = [")[0] + "OPS = [dict(sample=make, other=plain)]\n"
+    assert "OPS = [dict(sample=make, other=plain)]" in kept(short)
+
+
+def test_a_table_whose_own_code_holds_a_token_is_kept():
+    src = "import torch\n\n\n" + _table(["torch.eye(3).to_sparse()"] + [f"torch.ones({i})" for i in range(60)])
+    assert "OPS = [" in kept(src)
+
+
+DECORATED = '''\
+import torch
+
+REGISTRY = {}
+
+
+def register(fn):
+    REGISTRY[fn.__name__] = fn
+    return fn
+
+
+@register
+def build():
+    return torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2))
+
+
+@register
+def dense_one():
+    return torch.ones(3)
+
+
+@register
+def dense_two():
+    return torch.zeros(3)
+
+
+adj = build()
+print(adj.indices())  # SPL001
+'''
+
+
+def test_a_decorator_given_a_function_that_matters_does_not_keep_its_other_functions():
+    """`register` is given `build`: it is kept; `dense_one` and `dense_two` get nothing from
+    `build` by being registered too (a registry that code kept reads would keep them all)."""
+    lines = kept(DECORATED)
+    assert "def register(fn):" in lines and "def build():" in lines and "adj = build()" in lines
+    assert "def dense_one():" not in lines and "def dense_two():" not in lines
+    assert actual_findings(DECORATED) == {(27, "SPL001"): 1}
+
+
+HELD_BY_A_LIBRARY = '''\
+import torch
+import unittest
+
+
+class Suite(unittest.TestCase):
+    def test_values(self):
+        adj = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2))
+        adj.values().add_(1)
+
+    def test_dense(self):
+        print(torch.ones(3).sum())
+
+
+unittest.TestLoader().loadTestsFromTestCase(Suite)
+'''
+
+
+def test_a_class_a_library_call_holds_as_a_value_is_not_made_whole():
+    lines = kept(HELD_BY_A_LIBRARY)
+    assert "def test_values(self):" in lines and "def test_dense(self):" not in lines
+
+
+def test_a_class_called_through_keeps_what_the_call_runs():
+    """`Fn.apply(x)` calls the class: its `forward` and `backward` run there."""
+    src = '''\
+import torch
+
+
+class Carry(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, saved):
+        ctx.save_for_backward(saved)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        x = ctx.saved_tensors[0]
+        s = torch.sparse_coo_tensor(x, torch.tensor([1.0, 2.0, 3.0]), (3, 3))  # SPL601
+        return grad * 2, None
+
+
+Carry.apply(torch.ones(2, requires_grad=True), torch.tensor([[0, 1], [1, 2]])).sum().backward()
+'''
+    assert "def forward(ctx, x, saved):" in kept(src)
+    assert actual_findings(src) == {(13, "SPL601"): 1}

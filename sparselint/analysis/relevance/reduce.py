@@ -63,6 +63,8 @@ class _Unit:
     owner: bool = False  # a class whose `self` the engine knows as a model: kept whole
     seed_names: set[str] = field(default_factory=set)  # imported from a token's module
     rebinds: set[str] = field(default_factory=set)  # names a `global` statement in it declares
+    # what its lambdas' bodies name (also in the sets above): code that runs where it is called
+    lambda_words: set[str] = field(default_factory=set)
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -148,6 +150,21 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
         elif kind is ast.keyword:
             if n.arg and type(n.value) is ast.Constant:
                 words.add(f"{n.arg}={n.value.value!r}")
+        elif kind is ast.comprehension and not is_def:
+            # its loop variables do not outlive it: no code elsewhere reads them
+            words.update(t.id for t in ast.walk(n.target) if type(t) is ast.Name)
+            stack.append(n.iter)
+            stack.extend(n.ifs)
+            continue
+        elif kind is ast.Lambda:
+            # its defaults run here; its body where it is called
+            inner = _Unit(n)
+            _summarise(inner, [n.body], tokens, class_name)
+            for name in ("words", "used", "called", "callee_words", "members", "stores"):
+                getattr(unit, name).update(getattr(inner, name))
+            unit.lambda_words.update(inner.words, inner.callee_words, inner.lambda_words)
+            stack.append(n.args)
+            continue
         elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             words.add(n.name)
         elif kind is ast.Global:
@@ -199,7 +216,10 @@ MAX_CALLEE_DEPTH = 4
 _NONE, _REACHED, _CONTEXT, _BEARING = 0, 1, 2, 3
 # A global that code kept reads is kept with it when it is a flag, a constant or a config
 # (a few lines); a statement longer than this is a data table (6,800 lines of tuning data
-# in torch/sparse/_triton_ops_meta.py), whose value no fact describes.
+# in torch/sparse/_triton_ops_meta.py), whose value no fact describes. So is a table that
+# holds a token only inside its lambdas, or holds functions that matter only as values (an
+# operator database of 11,000 lines naming 600 functions): it is kept only when its own code
+# holds a token.
 MAX_CONTEXT_LINES = 50
 
 
@@ -255,8 +275,27 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     def is_class(j: int) -> bool:
         return isinstance(units[j].node, ast.ClassDef)
 
+    def is_table(j: int) -> bool:
+        node = units[j].node
+        return units[j].parent < 0 and not isinstance(node, (*_DEFS, *_IMPORTS)) and _lines(node) > MAX_CONTEXT_LINES
+
+    def matches(u: _Unit) -> bool:
+        return (any(tokens.matches_word(w) for w in u.callee_words) or any(tokens.matches_word(w, False) for w in u.words)
+                or bool(seeds) and not seeds.isdisjoint(u.words))
+
+    def runs_token(u: _Unit) -> bool:
+        """Its own code, not its lambdas, holds a token or calls what a token module gave."""
+        skip = u.lambda_words
+        return (any(tokens.matches_word(w) for w in u.callee_words if w not in skip)
+                or any(tokens.matches_word(w, False) for w in u.words if w not in skip)
+                or any(n in seeds and n not in skip for n in u.called))
+
+    direct = {i for i, u in enumerate(units) if is_table(i) and runs_token(u)}
+
     def keep(j: int, how: int, d: int = 0) -> None:
         if how == _REACHED and d > MAX_CALLEE_DEPTH:
+            return
+        if j not in direct and is_table(j):
             return
         if units[j].owner and not whole[j]:
             whole[j] = True
@@ -271,8 +310,14 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
             how, kind[j] = max(how, kind[j]), _NONE  # processed again, now whole
         keep(j, how, d)
 
+    # unit -> the names of defs that matter which it holds as values without calling them:
+    # what it does with them is kept; they are not reached through it again
+    holds: dict[int, set[str]] = defaultdict(set)
+
     def context_of(i: int, u: _Unit, d: int = 1) -> None:
         for n in u.used:
+            if n in holds.get(i, ()):
+                continue
             for j in binders[n]:
                 if j == i or isinstance(units[j].node, _IMPORTS):
                     continue
@@ -287,8 +332,7 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         (make_whole if is_class(j) else keep)(j, how, d)
 
     for i, u in enumerate(units):
-        if (any(tokens.matches_word(w) for w in u.callee_words) or any(tokens.matches_word(w, False) for w in u.words)
-                or (seeds and not seeds.isdisjoint(u.words))):
+        if matches(u):
             if u.parent >= 0 and not isinstance(u.node, _DEFS):
                 make_whole(u.parent, _BEARING)
             elif is_class(i):
@@ -329,6 +373,8 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 continue
             if how == _BEARING:
                 for n in u.used:
+                    if n in holds.get(i, ()):
+                        continue
                     for j in binders[n]:
                         use(j, _BEARING)
                 for n in u.bound:
@@ -345,18 +391,31 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         if how == _BEARING and u.parent < 0:
             # the code calling it, and the code holding it as a value (`{"main": make}`,
             # `apply(make)`), which may call it
+            through = node.name + "."
             for j in users[node.name]:
-                use(j, _BEARING)
+                if node.name in units[j].called or any(w.startswith(through) for w in units[j].callee_words):
+                    use(j, _BEARING)  # a call of it, or through it (`Fn.apply(x)`)
+                    continue
+                holds[j].add(node.name)
+                if units[j].parent < 0:
+                    # a method holding it (`patch_fn=Patcher.patch`) would make its whole
+                    # class matter through `__init__` and its bases: not followed
+                    use(j, _BEARING)
             for j in users[node.name]:
                 if units[j].parent >= 0 and not isinstance(units[j].node, _DEFS):
                     # a class-level statement naming it: a dataclass field's `default_factory`
                     make_whole(units[j].parent, _BEARING)
-            # its decorators get it as a value (`@register("main")`), and the containers a
-            # function fills (`REGISTRY[name] = fn`) then hold what it is given
+            # its decorators get it as a value (`@register("main")`), and the containers
+            # they fill (`REGISTRY[name] = fn`) then hold it; the other functions they
+            # decorate get nothing from it
             for n in u.decorators:
                 for j in binders[n]:
                     if isinstance(units[j].node, _DEFS):
-                        use(j, _BEARING)
+                        use(j, _REACHED, 1)
+                        for m in units[j].stores:
+                            for k in users[m]:
+                                if k != j:
+                                    use(k, _BEARING)
             for n in u.stores:
                 for j in users[n]:
                     use(j, _BEARING)

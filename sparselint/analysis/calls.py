@@ -444,9 +444,13 @@ class Calls:
         if found is None:
             return None
         file, name = found
-        if project_index().binding_kind(file, name) in ("function", "class"):
+        index = project_index()
+        if index.binding_kind(file, name) in ("function", "class"):
             # a callable: its module is parsed only if it is called
             return Callee(target=name, file=os.path.abspath(file))
+        tokens = w.ctx.tokens
+        if tokens is not None and not index.value_may_matter(file, name, tokens):
+            return None  # nothing sparse-related builds it: unknown, without running its module
         there = self._walker_for(file)
         if there is None or not there.bound_once(name):
             return None

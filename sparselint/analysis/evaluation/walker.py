@@ -30,6 +30,7 @@ from ..cst.tree import children, walk
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
+_NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 _NO_VALUE = object()  # a bare `return`
 # Annotations that never name a model class of the project.
@@ -153,8 +154,10 @@ class Walker:
         return self._module_counts.get(name, 0) == 1
 
     def _inference(self, names: Names, outer: dict, locals_: frozenset) -> Inference:
-        return Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,
-                         project_names=frozenset(self.functions) | frozenset(self.classes))
+        inf = Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,
+                        project_names=frozenset(self.functions) | frozenset(self.classes))
+        inf.walrus_possible = ":=" in self.ctx.source
+        return inf
 
     def definitions(self, st: cst.CSTNode, outer: dict[str, Fact]) -> None:
         """Analyse every function and class defined by a statement, at any nesting."""
@@ -277,15 +280,21 @@ class Walker:
         """None for a function that does not yield; for a generator function, whether every
         `yield` sits in a simple statement (where the walker reads what it yields)."""
         if node not in self._generators:
-            every = _yields_in(node.body)
-            read, stack = 0, [node.body]
-            while stack:
-                n = stack.pop()
-                if isinstance(n, cst.SimpleStatementLine):
-                    read += len(_yields_in(n))
-                elif not isinstance(n, _NOT_ENTERED):
-                    stack.extend(children(n))
-            self._generators[node] = (read == len(every)) if every else None
+            every = read = 0
+            if "yield" in self.ctx.source:
+                # one pass: each `yield`, and whether a simple statement holds it
+                stack = [(node.body, False)]
+                while stack:
+                    n, simple = stack.pop()
+                    t = type(n)
+                    if t in _NOT_ENTERED_TYPES:
+                        continue
+                    if t is cst.Yield:
+                        every += 1
+                        read += simple
+                    simple = simple or t is cst.SimpleStatementLine
+                    stack.extend((c, simple) for c in children(n))
+            self._generators[node] = (read == every) if every else None
         return self._generators[node]
 
     def _yielded(self, node: cst.Yield, state: State) -> list[Optional[Fact]]:

@@ -13,6 +13,7 @@ import ast
 from collections import deque
 import os
 import re
+from functools import lru_cache
 import textwrap
 import warnings
 from dataclasses import dataclass
@@ -103,6 +104,10 @@ class ProjectIndex:
         self._overlays: set[str] = set()
         self._outlines: dict[tuple, tuple] = {}
         self._reached: dict[tuple, tuple] = {}
+        self._methods: dict[tuple, list] = {}
+        self._tops: dict[ast.Module, dict[str, ast.AST]] = {}
+        self._reads: dict[ast.Module, frozenset] = {}
+        self._value_matters: dict[tuple, bool] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -128,7 +133,7 @@ class ProjectIndex:
         for path in [p for p in self._texts if p not in self._overlays]:
             del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
-                     self._instances, self._owners, self._token_functions, self._reached):
+                     self._instances, self._owners, self._token_functions, self._reached, self._methods, self._tops, self._reads, self._value_matters):
             memo.clear()
 
     def offer(self, path: str, text: str, tree: ast.Module) -> None:
@@ -212,11 +217,11 @@ class ProjectIndex:
         if loaded is None:
             return None
         tree, imports, modname = loaded
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == name:
-                if self._trail is not None:
-                    self._trail.add(os.path.abspath(path))
-                return _Class(name, path, node, imports, modname)
+        node = self._top(tree).get(name)
+        if isinstance(node, ast.ClassDef):
+            if self._trail is not None:
+                self._trail.add(os.path.abspath(path))
+            return _Class(name, path, node, imports, modname)
         # a re-export: `from .model import Recommender` in a package __init__
         target = imports.get(name)
         if target and target != qualname and not target.startswith("torch"):
@@ -230,10 +235,8 @@ class ProjectIndex:
         if loaded is None:
             return None
         tree, imports, _ = loaded
-        if not attribute:
-            for node in tree.body:
-                if isinstance(node, ast.ClassDef) and node.name == local:
-                    return f"{os.path.abspath(path)}::{local}"
+        if not attribute and isinstance(self._top(tree).get(local), ast.ClassDef):
+            return f"{os.path.abspath(path)}::{local}"
         target = imports.get(local)
         if not target or target.startswith("torch"):
             return None
@@ -287,12 +290,20 @@ class ProjectIndex:
         loaded = self._load(file)
         if loaded is None:
             return None
-        for node in loaded[0].body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-                return "function"
-            if isinstance(node, ast.ClassDef) and node.name == name:
-                return "class"
-        return "value"
+        node = self._top(loaded[0]).get(name)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return "function"
+        return "class" if isinstance(node, ast.ClassDef) else "value"
+
+    def _top(self, tree: ast.Module) -> dict[str, ast.AST]:
+        """The first top-level function or class of each name in a module."""
+        found = self._tops.get(tree)
+        if found is None:
+            found = self._tops[tree] = {}
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    found.setdefault(node.name, node)
+        return found
 
     def makes_functions(self, file: str, name: str) -> bool:
         """A top-level function of a module returns a nested function or a lambda (a
@@ -310,7 +321,10 @@ class ProjectIndex:
         loaded = self._load(file, text)
         if loaded is None:
             return frozenset()
-        return frozenset(n.id for n in ast.walk(loaded[0]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        tree = loaded[0]
+        if tree not in self._reads:
+            self._reads[tree] = frozenset(n.id for n in ast.walk(tree) if type(n) is ast.Name and type(n.ctx) is ast.Load)
+        return self._reads[tree]
 
     def _resolve(self, local: str, path: str, text: Optional[str], attribute: str, any_binding: bool):
         loaded = self._load(path, text)
@@ -467,12 +481,19 @@ class ProjectIndex:
     def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
         """(name, source) of the methods of the top-level class `name` of a module, found by
         a regex."""
-        body = self._text(file) or ""
-        m = re.search(rf"^class[ \t]+{re.escape(name)}\b", body, re.M)
-        if m is None:
+        key = (file, name)
+        if key not in self._methods:
+            self._methods[key] = self._find_methods(self._text(file) or "", name)
+        return self._methods[key]
+
+    @staticmethod
+    def _find_methods(body: str, name: str) -> list[tuple[str, str]]:
+        where = _class_starts(body).get(name)
+        if where is None:
             return []
-        nxt = _TOP_LEVEL.search(body, m.end())
-        text = body[m.start():nxt.start() if nxt else len(body)]
+        start, end = where
+        nxt = _TOP_LEVEL.search(body, end)
+        text = body[start:nxt.start() if nxt else len(body)]
         starts = list(_METHOD.finditer(text))
         return [(d.group(1), text[d.start():starts[k + 1].start() if k + 1 < len(starts) else len(text)])
                 for k, d in enumerate(starts)]
@@ -526,12 +547,57 @@ class ProjectIndex:
         if start is None and not out:
             # a module-level value (`make_optimizer = functools.partial(torch.optim.Adam, ...)`):
             # the statement that binds it
-            bound = re.search(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", body, re.M)
+            bound = _value_starts(body).get(name)
             if bound is not None:
-                nxt = _TOP_LEVEL.search(body, bound.end())
-                out = [body[bound.start():nxt.start() if nxt else len(body)]]
+                nxt = _TOP_LEVEL.search(body, bound)
+                out = [body[_line_start(body, bound):nxt.start() if nxt else len(body)]]
         self._definitions[key] = out
         return out
+
+    def value_may_matter(self, file: str, name: str, tokens) -> bool:
+        """Whether a module-level value of another module can hold a fact worth its module's
+        parse and run: its statement holds a token or calls a function of its module that
+        does, or it is written out (a flag, a config dict, a registry still empty), or it
+        is something this regex reading cannot tell."""
+        key = (file, name, tokens)
+        found = self._value_matters.get(key)
+        if found is None:
+            found = self._value_matters[key] = self._value_matters_now(file, name, tokens)
+        return found
+
+    def _value_matters_now(self, file: str, name: str, tokens, depth: int = 0) -> bool:
+        from ..torchops.torchapi import LITERAL_SHAPE_SOURCE
+        code = self._definition_text(file, name, set())
+        if len(code) != 1 or any(tokens.search(c) for c in code):
+            return True
+        if LITERAL_SHAPE_SOURCE.search(code[0]):
+            return True  # a tensor whose data is written out (`torch.tensor([[0, 1], [1, 2]])`)
+        try:
+            statement = ast.parse(code[0]).body[0]
+        except (SyntaxError, IndexError, ValueError, RecursionError):
+            return True
+        value = getattr(statement, "value", None)
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or value is None:
+            return True
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            return True  # another name of the project: not read here
+        try:
+            ast.literal_eval(value)
+            return True
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            pass
+        called = set(_called_names(value))
+        body = self._text(file) or ""
+        for n in {n.id for n in ast.walk(value) if type(n) is ast.Name}:
+            kind = self.binding_kind(file, n)
+            if kind == "class" or (kind == "function" and n not in called):
+                return True  # a class of the project, or a function held as a value (`{"gcn": GCN}`)
+            if kind == "function" and any(tokens.search(c) for c in self._definition_text(file, n, set())):
+                return True
+            if (kind == "value" and n != name and depth < 3 and n in _value_starts(body)
+                    and self._value_matters_now(file, n, tokens, depth + 1)):
+                return True
+        return False
 
     def _init_code(self, file: str, name: str, files: set[str], depth: int) -> list[str]:
         """What of a plain class runs where an instance is made: its `__init__`, and the
@@ -857,25 +923,62 @@ def _methods_reached(methods: list, text: str) -> list[str]:
     """The code of `__init__` and of the methods named as attributes (`.fit`) in `text` or in
     the code of a method already reached."""
     reached: list[str] = []
-    seen: set[str] = set()
-    sources = [text]
+    named = set(_ATTRIBUTE_NAME.findall(text))
+    pending = list(methods)
     changed = True
     while changed:
         changed = False
-        for name, code in methods:
-            if name in seen:
-                continue
-            if name == "__init__" or any(re.search(rf"\.{re.escape(name)}\b", src) for src in sources):
-                seen.add(name)
+        left = []
+        for name, code in pending:
+            if name == "__init__" or name in named:
                 reached.append(code)
-                sources.append(code)
+                named.update(_ATTRIBUTE_NAME.findall(code))
                 changed = True
+            else:
+                left.append((name, code))
+        pending = left
     return reached
+
+
+_ATTRIBUTE_NAME = re.compile(r"\.(\w+)\b")
+_CLASS_NAME = re.compile(r"^class[ \t]+(\w+)\b", re.M)
+_VALUE_NAME = re.compile(r"^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+@lru_cache(maxsize=64)
+def _class_starts(body: str) -> dict[str, tuple[int, int]]:
+    """Where each top-level class of a module starts (the first of each name), read once."""
+    found: dict[str, tuple[int, int]] = {}
+    for m in _CLASS_NAME.finditer(body):
+        found.setdefault(m.group(1), (m.start(), m.end()))
+    return found
+
+
+@lru_cache(maxsize=64)
+def _value_starts(body: str) -> dict[str, int]:
+    """Where the statement binding each module-level name first ends its target, read once."""
+    found: dict[str, int] = {}
+    for m in _VALUE_NAME.finditer(body):
+        found.setdefault(m.group(1), m.end())
+    return found
+
+
+def _line_start(body: str, at: int) -> int:
+    return body.rfind("\n", 0, at) + 1
 
 
 def _subclassed(text: str, name: str) -> bool:
     """A class of the text names `name` among its bases."""
-    return re.search(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b{re.escape(name)}\b", text, re.M) is not None
+    return name in _base_words(text)
+
+
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)", re.M)
+
+
+@lru_cache(maxsize=64)
+def _base_words(text: str) -> frozenset:
+    """Every word of the base lists of the classes of a text, read once per text."""
+    return frozenset(w for m in _CLASS_BASES.finditer(text) for w in re.findall(r"\w+", m.group(1)))
 
 
 def _import_lines(text: str):

@@ -236,12 +236,14 @@ class Effects:
     def _bind_walrus(self, node: cst.CSTNode, state: State) -> None:
         """`(x := X())` in a statement or a branch test binds `x` (in the enclosing scope,
         also from a comprehension, where what it binds is not followed)."""
+        if not self.walrus_possible:
+            return
         for walrus, in_comprehension in _walruses(node):
             fact = None if in_comprehension else self.fact(walrus.value, state)
             self._bind(walrus.target, fact, state, walrus.value)
 
     def bind_walrus(self, node: cst.CSTNode, state: State) -> State:
-        if not _walruses(node):
+        if not self.walrus_possible or not _walruses(node):
             return state
         out = state.copy()
         self._bind_walrus(node, out)

@@ -49,6 +49,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         self.scope_node = None
         # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
         self.sparse_weights: dict[str, cst.Call] = {}
+        # False when the source holds no `:=`: no statement needs a search for one
+        self.walrus_possible = True
 
     def lookup(self, path: str, state: State) -> Optional[Fact]:
         fact = state.env.get(path)

@@ -108,6 +108,7 @@ class ProjectIndex:
         self._tops: dict[ast.Module, dict[str, ast.AST]] = {}
         self._reads: dict[ast.Module, frozenset] = {}
         self._value_matters: dict[tuple, bool] = {}
+        self._kinds: dict[tuple, Optional[str]] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -133,7 +134,8 @@ class ProjectIndex:
         for path in [p for p in self._texts if p not in self._overlays]:
             del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
-                     self._instances, self._owners, self._token_functions, self._reached, self._methods, self._tops, self._reads, self._value_matters):
+                     self._instances, self._owners, self._token_functions, self._reached, self._methods, self._tops,
+                     self._reads, self._value_matters, self._kinds):
             memo.clear()
 
     def offer(self, path: str, text: str, tree: ast.Module) -> None:
@@ -287,13 +289,14 @@ class ProjectIndex:
     def binding_kind(self, file: str, name: str) -> Optional[str]:
         """"function", "class" or "value": what a module binds to a top-level name, read from
         its `ast` (no LibCST parse)."""
-        loaded = self._load(file)
-        if loaded is None:
-            return None
-        node = self._top(loaded[0]).get(name)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return "function"
-        return "class" if isinstance(node, ast.ClassDef) else "value"
+        key = (file, name)
+        if key not in self._kinds:
+            loaded = self._load(file)
+            node = self._top(loaded[0]).get(name) if loaded is not None else None
+            self._kinds[key] = (None if loaded is None
+                                else "function" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                else "class" if isinstance(node, ast.ClassDef) else "value")
+        return self._kinds[key]
 
     def _top(self, tree: ast.Module) -> dict[str, ast.AST]:
         """The first top-level function or class of each name in a module."""

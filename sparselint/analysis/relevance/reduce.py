@@ -279,16 +279,17 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         node = units[j].node
         return units[j].parent < 0 and not isinstance(node, (*_DEFS, *_IMPORTS)) and _lines(node) > MAX_CONTEXT_LINES
 
+    def names_token(u: _Unit, skip=frozenset()) -> bool:
+        return (any(tokens.matches_word(w) for w in u.callee_words if w not in skip)
+                or any(tokens.matches_word(w, False) for w in u.words if w not in skip))
+
     def matches(u: _Unit) -> bool:
-        return (any(tokens.matches_word(w) for w in u.callee_words) or any(tokens.matches_word(w, False) for w in u.words)
-                or bool(seeds) and not seeds.isdisjoint(u.words))
+        return names_token(u) or bool(seeds) and not seeds.isdisjoint(u.words)
 
     def runs_token(u: _Unit) -> bool:
         """Its own code, not its lambdas, holds a token or calls what a token module gave."""
         skip = u.lambda_words
-        return (any(tokens.matches_word(w) for w in u.callee_words if w not in skip)
-                or any(tokens.matches_word(w, False) for w in u.words if w not in skip)
-                or any(n in seeds and n not in skip for n in u.called))
+        return names_token(u, skip) or any(n in seeds and n not in skip for n in u.called)
 
     direct = {i for i, u in enumerate(units) if is_table(i) and runs_token(u)}
 

@@ -31,6 +31,8 @@ from .decorators import keeps_call
 from . import records
 
 MAX_DEPTH = 4
+# a model built of models built of layers: constructors are followed deeper than other calls
+MAX_MODEL_DEPTH = 8
 _GLOBAL = "<global>"
 # The chain of callees being analysed, across files, so mutual recursion between modules ends.
 _ACTIVE: list[cst.FunctionDef] = []
@@ -158,6 +160,8 @@ class Calls:
             outcome = None
             if isinstance(target, Callee):
                 outcome = self.call_value(target, call, state)
+            elif isinstance(target, Outcome):
+                outcome = target  # what a torch base class's constructor stores
             elif target is not None:
                 outcome = self._invoke(target, call, state)
             if outcome is None and target is not None:
@@ -251,6 +255,11 @@ class Calls:
         w = self.walker
         inf = w.ctx.inference
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and call.args:
+            # `nn.Embedding.__init__(self, n, d, sparse=True)` in a subclass's constructor
+            base = inf.names.qualify(func.value)
+            if base is not None:
+                return self._torch_base_init(base, call.args[0].value, call.with_changes(args=call.args[1:]), state, call)
         if inf.names.qualify(func) is not None:
             return None  # torch's own functions are the op tables' business
         if isinstance(func, cst.Name):
@@ -279,7 +288,7 @@ class Calls:
             return None
         if isinstance(func, cst.Attribute):
             if _is_super(func.value):
-                return self._super(func.attr.value, state)
+                return self._super(func.attr.value, state, call)
             if (isinstance(func.value, cst.Name) and func.value.value not in inf.locals
                     and inf.names.qualify(func.value) is None and inf.lookup(func.value.value, state) is None):
                 found = self._imported(call, state, func.value.value, func.attr.value)
@@ -328,11 +337,14 @@ class Calls:
             # the generated `__init__` of a record, not one a base defines
             return _Target(None, name, klass=klass, makes="instance")
         there = None
-        if init is None and module is None:
+        if init is None:
             # `__init__` inherited from a base class of another module
             init, there = self._inherited(klass, "__init__") or (None, None)
         if init is None and module is None:
             return _Target(None, name, klass=klass, makes="instance")
+        if init is None:
+            # a model class whose constructor is `nn.Module`'s or a torch layer's
+            return _Target(None, name, receiver=module, klass=klass, makes="module")
         receiver = module if module is not None else Instance(cls=name, attrs=self._new_args(name, call, state))
         # with nothing known at the call, `__init__` still runs (silently, as a function's
         # summary does): what it stores on the instance or the module is a fact
@@ -506,18 +518,14 @@ class Calls:
 
     def _foreign_model(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
         """A model class of another module called through a value (`MODELS["tower"]()`): the
-        module the project index builds for these arguments, as a direct call gives it."""
-        from .project.models import project_index
+        module its constructor builds, as a direct call gives it."""
         w = self.walker
-        index = project_index()
-        qualname = f"{fact.file}::{fact.target}"
-        args = w._literal_args(call, w.ctx.inference, state)
-        info = index.instantiate(qualname, w.ctx.path, args, text=w.ctx.source)
-        if info is None:
-            return None
-        w.ctx.dependencies.update(info.files)
-        return Outcome(returned=Module(kind=fact.target, flags=info.flags, parts=info.parts, cls=qualname,
-                                       evidence=(Evidence.at(call, f"an instance of {info.evidence}"),)))
+        module = w.module_shell(f"{fact.file}::{fact.target}", call)
+        found = self._foreign_class(module.cls) if module is not None else None
+        if found is None:
+            return Outcome(returned=module) if module is not None else None
+        there, klass, file, name, _ = found
+        return self._invoke(self._constructor_there(module, there, klass, name, file), call, state)
 
     def function_value(self, node, inference, state) -> Callee:
         """A `def` that is not at module level, or a `lambda`, as a value: it reads the
@@ -680,9 +688,11 @@ class Calls:
         # through the class (`Factory.build(obj)`) the instance is an explicit argument
         return _Target(method, label, receiver=recv, receiver_path=recv_path, summary=True)
 
-    def _super(self, name: str, state) -> Optional[_Target]:
+    def _super(self, name: str, state, call: Optional[cst.Call] = None):
         """`super().name(...)` inside a method of a class of this file: the method of its
-        first base that has it, when the bases before it are classes of this file too."""
+        first base that has it, when the bases before it are classes of this file too; for
+        `super().__init__(...)` of a model class, also a base of another module or torch's
+        own layer (an `Outcome`: what that layer's constructor stores)."""
         w = self.walker
         inf = w.ctx.inference
         scope = w.ctx.scope.node if w.ctx.scope is not None else None
@@ -692,11 +702,16 @@ class Calls:
                       if isinstance(k.body, cst.IndentedBlock) and any(s is scope for s in k.body.body)), None)
         if klass is None:
             return None
+        held = call.func.value if call is not None and isinstance(call.func, cst.Attribute) else None
+        if isinstance(held, cst.Call) and held.args and held.args[0].value.value != klass.name.value:
+            return None  # `super(Base, self)`: the search starts past a base
         method = None
         for base in klass.bases:
             if base.keyword is not None:
                 continue
             if not isinstance(base.value, cst.Name) or base.value.value not in w.classes:
+                if name == "__init__" and call is not None and method is None:
+                    return self._base_init_outside(klass, base.value, scope, call, state)
                 return None  # a base whose methods are not known comes first
             method = w.method(w.classes[base.value.value], name)
             if method is not None:
@@ -709,6 +724,51 @@ class Calls:
         if recv is None and _method_kind(method) is None:
             return None  # the instance is not known: nothing is bound to `self`
         return self._method_target(method, cls, f"{cls}.{name}", recv, params[0].name.value if recv is not None else None)
+
+    def _base_init_outside(self, klass: cst.ClassDef, base: cst.BaseExpression, scope: cst.FunctionDef,
+                           call: cst.Call, state):
+        """`super().__init__(...)` in the constructor of a model class whose first base is not
+        a class of this file: torch's layer (what it stores on `self`), `nn.Module` (nothing),
+        or a model class of another module (its `__init__`, run there on the same object)."""
+        w = self.walker
+        inf = w.ctx.inference
+        params = [*scope.params.posonly_params, *scope.params.params]
+        if not params or _method_kind(scope) is not None:
+            return None
+        me = params[0].name.value
+        q = inf.names.qualify(base)
+        if q is not None:
+            return self._torch_base_init(q, cst.Name(me), call, state)
+        found = self._inherited(klass, "__init__")
+        if found is None:
+            return None
+        method, there = found
+        recv = inf.lookup(me, state)
+        if not isinstance(recv, Module):
+            return None
+        return _Target(method, f"{klass.name.value}.__init__", receiver=recv, receiver_path=me, walker=there,
+                       summary=True)
+
+    def _torch_base_init(self, base: str, receiver: cst.BaseExpression, call: cst.Call, state,
+                         where: Optional[cst.Call] = None) -> Optional[Outcome]:
+        """The constructor of torch's `nn.Module` or of one of its layers run on an object of a
+        subclass (`super().__init__(n, d, sparse=True)`): the parameters it stores there."""
+        from .modules import base_parameters
+        from .torchops.torchapi import CONTAINERS
+        inf = self.walker.ctx.inference
+        where = where if where is not None else call
+        me = dotted(receiver)
+        if me is None or not isinstance(inf.lookup(me, state), Module):
+            return None
+        if base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return Outcome()
+        if not (base.startswith("torch.nn.") and base.count(".") == 2 and base.split(".")[-1][:1].isupper()) \
+                or base in CONTAINERS:
+            return None
+        layer = inf._torch_call(base, call, state, where)
+        if not isinstance(layer, Module) or layer.parts is None:
+            return None
+        return Outcome(effects={f"{me}.{name}": t for name, t in base_parameters(layer).items()})
 
     def member(self, node: cst.Attribute, base, state) -> Optional[Fact]:
         """`obj.name` where the object does not hold `name` itself: the value of a property,
@@ -901,17 +961,23 @@ class Calls:
         if not isinstance(module, Module) or not module.cls:
             return None
         found = self._foreign_class(module.cls)
-        if found is None or not (found[4] or module.flags.has_sparse is None):
-            # a class whose methods hold no token and whose sparse gradients are known runs
-            # nothing the evaluator would add to
+        if found is None:
             return None
         there, klass, file, name, _ = found
+        return self._constructor_there(module, there, klass, name, file)
+
+    def _constructor_there(self, module: Module, there, klass: cst.ClassDef, name: str, file: str) -> _Target:
+        """The constructor of a model class of another module, run there on a new instance."""
+        self.walker.ctx.dependencies.add(file)
+        receiver = replace(module, cls=f"{file}::{name}")
         init = there.method(klass, "__init__")
         if init is None:
-            return None
-        self.walker.ctx.dependencies.add(file)
-        return _Target(init, name, receiver=replace(module, cls=f"{file}::{name}"), klass=klass, makes="module",
-                       walker=there, summary=True)
+            found = there.calls._inherited(klass, "__init__")
+            if found is not None:
+                init, there = found
+        if init is None:
+            return _Target(None, name, receiver=receiver, klass=klass, makes="module", walker=there)
+        return _Target(init, name, receiver=receiver, klass=klass, makes="module", walker=there, summary=True)
 
     def _imported(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """A function of another module of the project whose source can hold a hazard (the
@@ -1126,6 +1192,8 @@ class Calls:
         site = site if site is not None else call
         if target.node is not None and target.node.decorators and not (target.walker or self.walker).calls.keeps_call(target.node):
             return None  # a decorator that hides the body: the call is unknown
+        if target.node is None and target.makes == "module":
+            return self._module_without_init(target, call, state)
         if target.node is None:
             made = self.exception(call, state) if target.makes == "instance" else None
             if made is not None:
@@ -1143,7 +1211,7 @@ class Calls:
         silent = not (known or target.walker is not None)
         if silent and not (target.summary or self._makes_functions(target.node)):
             return None
-        if len(_ACTIVE) >= MAX_DEPTH or target.node in _ACTIVE:
+        if len(_ACTIVE) >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:
             return None
         inf = self.walker.ctx.inference
         if target.walker is not None:
@@ -1225,9 +1293,8 @@ class Calls:
                     if v is not None:
                         attrs[k[len("self."):]] = v
             if target.makes == "module":
-                children = [v for v in attrs.values() if isinstance(v, Module)]
+                receiver = self._made_module(target, receiver, result)
                 attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
-                receiver = _with_sparse_children(receiver, children)
             outcome.returned = replace(receiver, attrs=tuple(attrs.items()))
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):
@@ -1235,6 +1302,66 @@ class Calls:
         else:
             outcome.returned = result.returned
         return outcome
+
+    def _made_module(self, target: _Target, receiver: Module, result: _Result) -> Module:
+        """What a model class's instance is made of, from what its constructor stored."""
+        from . import modules
+        defining = target.walker or self.walker
+        init = target.node if target.node is not None and target.node.name.value == "__init__" else None
+        functional = modules.functional_sparse(target.klass, defining.ctx.names.qualify) if target.klass is not None else {}
+        return modules.from_run(receiver, result.effects, result.untracked, modules.stored_calls(init), functional)
+
+    def _module_without_init(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
+        """A model class without a constructor of the project: `nn.Module`'s (no parameters
+        but those its methods use functionally) or a torch layer's, given the call's arguments."""
+        from .project.models import project_index
+        from .evaluation.inference import State
+        receiver = target.receiver
+        info = project_index().module_class(receiver.cls, self.walker.ctx.path, text=self.walker.ctx.source)
+        effects = {}
+        if info is not None and info.torch_base is not None:
+            inf = self.walker.ctx.inference
+            w = self.walker
+            with w.evaluating(inf):
+                made = self._torch_base_init(info.torch_base, cst.Name("self"), call, State(env={"self": receiver}))
+            if made is None:
+                return Outcome(returned=receiver)
+            effects = made.effects
+        result = _Result(None, effects)
+        return Outcome(returned=self._made_module(target, receiver, result))
+
+    def default_instance(self, qualname: str, where: cst.CSTNode) -> Optional[Module]:
+        """The instance of a model class its defaults build (`Model()`, a required argument
+        not known): what its own methods, or a parameter annotated with it, see."""
+        w = self.walker
+        here = os.path.abspath(w.ctx.path)
+        file, _, name = qualname.rpartition("::")
+        shell = w.module_shell(qualname, where)
+        if shell is None:
+            return None
+        if os.path.abspath(file or here) == here and name in w.classes:
+            klass, there = w.classes[name], None
+        else:
+            found = self._foreign_class(qualname)
+            if found is None:
+                return shell
+            there, klass = found[0], found[1]
+        init = (there or w).method(klass, "__init__")
+        from .evaluation.inference import State
+        call = cst.Call(func=cst.Name(name), args=_unknown_arguments(init))
+        state = State()
+        saved = w.ctx.inference
+        w.ctx.inference = w.module_inference or saved
+        try:
+            if there is None:
+                target = self._class_target(name, call, state)
+            else:
+                target = self._constructor_there(shell, there, klass, name, os.path.abspath(there.ctx.path))
+            outcome = self._invoke(target, call, state, site=where) if isinstance(target, _Target) else None
+        finally:
+            w.ctx.inference = saved
+        made = outcome.returned if outcome is not None else None
+        return made if isinstance(made, Module) else shell
 
     def _run_backward(self, target: _Target, forward: _Result, state) -> None:
         """The `backward` of a custom autograd function, with its context holding what
@@ -1711,19 +1838,6 @@ _MODULE_WRITE = re.compile(r"^\s*global\s|^\s*(\w+)\s*\[[^\n]*\]\s*(?:[-+*/|&]?=
 _MODULE_NAME = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
 
-def _with_sparse_children(module: Module, children: list) -> Module:
-    """A model whose summary could not tell whether it has sparse gradients (a submodule made
-    by a method of a mixin, `self.user = self.make_table(...)`) has them when its `__init__`,
-    run by the evaluator, stored a submodule that has them. A summary that knows is kept."""
-    if module.flags.has_sparse is not None:
-        return module
-    sparse = [c for c in children if c.flags.has_sparse is True]
-    if not sparse:
-        return module
-    flags = replace(module.flags, has_sparse=True)
-    return replace(module, flags=flags, evidence=module.evidence + sparse[0].evidence)
-
-
 def _qualified(fact, path: str, depth: int = 0):
     """The fact with the objects of classes of the module at `path` named as that module's
     (`<path>::Name`), so they are not taken for classes of the file they travel to."""
@@ -1856,8 +1970,10 @@ def _defines(klass: cst.ClassDef, name: str) -> bool:
 
 
 def _is_super(expr: cst.BaseExpression) -> bool:
+    """`super()`, or `super(Cls, self)` (which `_super` checks names the class itself)."""
     return (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
-            and not expr.args)
+            and (not expr.args or (len(expr.args) == 2 and all(isinstance(a.value, cst.Name) and not a.star
+                                                               and a.keyword is None for a in expr.args))))
 
 
 def _method_kind(node: cst.FunctionDef) -> Optional[str]:
@@ -1882,3 +1998,19 @@ def _is_property(node: cst.FunctionDef) -> bool:
 def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
                for d in node.decorators)
+
+
+def _constructor(target: _Target) -> bool:
+    return target.makes == "module" or (target.node is not None and target.node.name.value == "__init__")
+
+
+def _unknown_arguments(init: Optional[cst.FunctionDef]) -> list:
+    """Arguments for a constructor's required parameters, each a name nothing binds (its
+    value not known), so that the parameters with defaults take them."""
+    if init is None:
+        return []
+    p = init.params
+    out = [cst.Arg(cst.Name("__unknown_argument__")) for x in [*p.posonly_params, *p.params][1:] if x.default is None]
+    out += [cst.Arg(cst.Name("__unknown_argument__"), keyword=cst.Name(x.name.value))
+            for x in p.kwonly_params if x.default is None]
+    return out

@@ -190,8 +190,8 @@ class Context:
             if self.loop_has_backward(loop) and not (root and root in self.assigned_in(loop)):
                 calls = self.backward_calls_in(loop)
                 return calls[0] if calls else True
-        if not self.scope.backward_calls:
-            return None
+        if self.scope is None or not self.scope.backward_calls:
+            return None  # no scope: an instance built for a class's own methods, not by a call
         if self._order is None:
             self._order = Order(self.module)
         pre, last = self._order.pre, self._order.end

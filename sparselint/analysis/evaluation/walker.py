@@ -19,9 +19,9 @@ from ..calls import Calls
 from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, attr_of, join, join_all
-from ..project.models import MORE_KEYWORDS, MORE_POSITIONAL, UNKNOWN_ARG, ConfigArg, project_index
-from .inference import _UNKNOWN as UNKNOWN_LITERAL
+from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, join, join_all
+from .gradflags import UNKNOWN
+from ..project.models import project_index
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -177,7 +177,8 @@ class Walker:
         module = None
         if self.classes.get(node.name.value) is node and project_index().may_own_parameters(
                 node.name.value, self.ctx.path, self.ctx.source):
-            module = self.module_of_class(node.name.value, None, None, None)
+            import os
+            module = self.calls.default_instance(f"{os.path.abspath(self.ctx.path)}::{node.name.value}", node)
         if module is not None:
             self_facts["self"] = module
         elif self.classes.get(node.name.value) is node:
@@ -419,32 +420,26 @@ class Walker:
         finally:
             self.ctx.inference = saved
 
-    def module_of_class(self, name: str, call: Optional[cst.Call], inference, state) -> Optional[Module]:
-        """The `nn.Module` fact of an instance of a class of this file, None for other classes."""
-        args = self._literal_args(call, inference, state) if call is not None else {}
-        try:
-            key = (name, tuple(sorted(args.items(), key=lambda kv: str(kv[0]))))
-            hash(key)
-        except TypeError:
-            key = None
-        if key is not None and key in self._class_modules:
-            return self._class_modules[key]
-        index = project_index()
+    def module_of_class(self, name: str, call: Optional[cst.Call] = None, inference=None, state=None) -> Optional[Module]:
+        """An instance of an `nn.Module` class of this file before its constructor runs (what
+        it is made of is known once `__init__` has run: calls.py); None for other classes."""
         import os
-        qualname = f"{os.path.abspath(self.ctx.path)}::{name}"
-        info = index.instantiate(qualname, self.ctx.path, args, text=self.ctx.source)
-        module = None
-        if info is not None:
-            self.ctx.dependencies.update(info.files)
-            where = call if call is not None else self.classes[name]
-            module = Module(kind=name, flags=info.flags, parts=info.parts, cls=qualname,
-                            evidence=(Evidence.at(where, f"an instance of {info.evidence}"),))
-        if key is not None:
-            self._class_modules[key] = module
-        return module
+        return self.module_shell(f"{os.path.abspath(self.ctx.path)}::{name}", call if call is not None else self.classes[name])
+
+    def module_shell(self, qualname: str, where: cst.CSTNode) -> Optional[Module]:
+        index = project_index()
+        info = index.module_class(qualname, self.ctx.path, text=self.ctx.source)
+        self.ctx.dependencies.update(index.missing)
+        if info is None:
+            return None
+        import os
+        self.ctx.dependencies.update(info.files)
+        return Module(kind=info.name, flags=UNKNOWN, parts=None, cls=qualname, evidence=(
+            Evidence.at(where, f"an instance of `{info.name}` ({os.path.basename(info.path)}:{info.line})"),))
 
     def _annotated_models(self, node: cst.FunctionDef, state: State) -> None:
-        """`def train(model: Recommender)`: the parameter is an instance of that model class."""
+        """`def train(model: Recommender)`: the parameter is an instance of that model class,
+        as its defaults build it."""
         for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
             name = p.name.value
             if name in state.env or p.annotation is None or not isinstance(p.annotation.annotation, cst.Name):
@@ -456,11 +451,9 @@ class Walker:
             qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
             if qualname is None:
                 continue
-            info = index.instantiate(qualname, self.ctx.path, {}, text=self.ctx.source)
-            if info is not None and info.flags.has_sparse is True:
-                self.ctx.dependencies.update(info.files)
-                state.env[name] = Module(kind=cls, flags=info.flags, parts=info.parts, cls=qualname,
-                                         evidence=(Evidence.at(p, f"annotated as {info.evidence}"),))
+            module = self.calls.default_instance(qualname, p)
+            if isinstance(module, Module) and module.flags.has_sparse is True:
+                state.env[name] = replace(module, evidence=(Evidence.at(p, f"annotated as `{cls}`"), *module.evidence[1:]))
 
     def summary(self, name: str) -> Optional[Fact]:
         """What a module-level function of this file returns, whatever its arguments."""
@@ -477,77 +470,21 @@ class Walker:
         return self.summaries.setdefault(name, None)
 
     def model_of(self, call: cst.Call, inference=None, state=None) -> Optional[Module]:
-        """An instance of a model class of this project, built by this call."""
+        """An instance of a model class of this project, built by this call, when its
+        constructor was not run (what it is made of is then not known)."""
         index = project_index()
         called = dotted(call.func)
         if called is None or not called.split(".")[-1][:1].isupper():
             return None  # a class by naming convention; functions are never models
         if isinstance(call.func, cst.Name):
             qualname = index.resolve_name(call.func.value, self.ctx.path, self.ctx.source)
-        elif isinstance(call.func, cst.Attribute) and dotted(call.func) is not None:
+        elif isinstance(call.func, cst.Attribute):
             # `import models.mf as m; m.MF(...)`
-            head, _, rest = dotted(call.func).partition(".")
+            head, _, rest = called.partition(".")
             qualname = index.resolve_name(head, self.ctx.path, self.ctx.source, attribute=rest)
         else:
             return None
-        if qualname is None:
-            return None
-        args = self._literal_args(call, inference, state)
-        info = index.instantiate(qualname, self.ctx.path, args, text=self.ctx.source)
-        if info is None:
-            return None
-        self.ctx.dependencies.update(info.files)
-        return Module(kind=dotted(call.func).split(".")[-1], flags=info.flags, parts=info.parts, cls=qualname,
-                      evidence=(Evidence.at(call, f"an instance of {info.evidence}"),))
-
-    @staticmethod
-    def _literal_args(call: cst.Call, inference, state) -> dict:
-        def value(expr):
-            if inference is None:
-                return literal(expr)
-            v = inference.value(expr, state)
-            if v is UNKNOWN_LITERAL:
-                # a config object: `__init__` reads `sparse=cfg.sparse` from what was passed
-                config = _config_arg(inference.fact(expr, state))
-                return config if config is not None else v
-            return v
-
-        def held_value(held):
-            known = isinstance(held, (Const, Scalar)) and (held.value is not None or isinstance(held, Const))
-            return held.value if known else UNKNOWN_ARG
-
-        # an argument whose value is not known is passed as UNKNOWN_ARG: its parameter is
-        # then not known either, rather than given its default
-        args = {}
-        position = 0
-        for a in call.args:
-            if a.keyword is not None or a.star == "**":
-                continue
-            if a.star == "*":
-                items = inference.items_of(a.value, state) if inference is not None else None
-                if items is None:
-                    args[MORE_POSITIONAL] = True  # the positions after it are not known
-                    break
-                for held in items:
-                    args[position] = held_value(held)
-                    position += 1
-                continue
-            v = value(a.value)
-            args[position] = v if v is not UNKNOWN_LITERAL else UNKNOWN_ARG
-            position += 1
-        for a in call.args:
-            if a.keyword is not None:
-                v = value(a.value)
-                args[a.keyword.value] = v if v is not UNKNOWN_LITERAL else UNKNOWN_ARG
-            elif a.star == "**":
-                # `Model(**cfg)`: a known dict passes its keys as keywords
-                mapping = inference.fact(a.value, state) if inference is not None else None
-                if isinstance(mapping, Instance) and mapping.cls == "dict":
-                    for key in mapping.keys if mapping.keys is not None else (k for k, _ in mapping.attrs):
-                        args[key] = held_value(attr_of(mapping.attrs, key))
-                if not (isinstance(mapping, Instance) and mapping.cls == "dict" and mapping.keys is not None):
-                    args[MORE_KEYWORDS] = True
-        return args
+        return self.module_shell(qualname, call) if qualname is not None else None
 
     def _decorated_grad_mode(self, node: cst.FunctionDef, names: Names) -> bool:
         for deco in node.decorators:
@@ -951,24 +888,6 @@ def _mutable(fact) -> bool:
     """A list whose elements are known where it is built (another function may edit it in
     place), or a generator (consumed once)."""
     return isinstance(fact, Items) and fact.kind != "tuple"
-
-
-def _config_arg(fact, depth: int = 0) -> Optional[ConfigArg]:
-    """A dict, dataclass or plain object whose known fields hold literals (or such configs,
-    `cfg.model.sparse`), as a constructor argument the project index can read fields of."""
-    if not isinstance(fact, Instance) or not fact.attrs or fact.cls in ("list", "tuple"):
-        return None
-    fields = tuple((k, v.value) for k, v in fact.attrs
-                   if isinstance(v, (Const, Scalar)) and (v.value is not None or isinstance(v, Const)))
-    if depth < 3:
-        nested = ((k, _config_arg(v, depth + 1)) for k, v in fact.attrs if isinstance(v, Instance))
-        fields += tuple((k, c) for k, c in nested if c is not None)
-    if not fields:
-        return None
-    if fact.cls == "dict":
-        complete = fact.keys is not None and len(fields) == len(fact.keys)
-        return ConfigArg("dict", fields, complete)
-    return ConfigArg("object", fields)
 
 
 def _runs_through(loop) -> bool:

@@ -1,11 +1,12 @@
-"""Model-level facts: which `nn.Module` classes own parameters with sparse gradients.
+"""The project index: the outline of the project's modules, classes and imports.
 
-Classes are summarised from Python's `ast` (the fast C parser), on demand and once per file
-per process: a class is looked up only when code instantiates it, in the file being checked
-or in a project module it imports (`from .model import Recommender`). Files are found on
+Files are read with Python's `ast` (the fast C parser), on demand and once per file per
+process: where a name a file imports is defined, which classes are `nn.Module`s (through
+their bases, in any module), which code of another module a check needs. Files are found on
 disk next to the importer, so a run over one changed file (a pre-commit hook) still sees the
 model defined elsewhere. Every file consulted is recorded, so a result cache can include it
-in its key.
+in its key. What a model's instances are made of is not read here: the evaluator runs their
+constructors (`analysis/modules.py`).
 """
 from __future__ import annotations
 
@@ -16,63 +17,32 @@ import re
 from functools import lru_cache
 import textwrap
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..cst.names import CANONICAL
-from ..evaluation.gradflags import DENSE, NONE, SPARSE, UNKNOWN, Flags
 
 # torch.nn classes whose parameters get sparse gradients when built with sparse=True.
 SPARSE_CAPABLE = {"torch.nn.Embedding", "torch.nn.EmbeddingBag",
                   "torch.nn.modules.sparse.Embedding", "torch.nn.modules.sparse.EmbeddingBag"}
 CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
-FUNCTIONAL_EMBEDDING = {"torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"}
 MAX_DEPTH = 8
 # modules a chain of helpers is followed through for the code it reaches
 _MAX_CHAIN = 3
 
 
 @dataclass(frozen=True)
-class ConfigArg:
-    """A config object passed to a constructor whose fields hold literal values or configs:
-    a dataclass or plain object (`kind` "object", read as `cfg.sparse`) or a dict ("dict",
-    read as `cfg["sparse"]` or `cfg.get("sparse", default)`). `complete`: every key of the
-    dict is known, so a missing one is absent rather than unknown."""
-
-    kind: str
-    fields: tuple[tuple[str, object], ...]
-    complete: bool = False
-
-    def read(self, node: ast.expr):
-        """The value an expression on this object reads, else `_NO`."""
-        values = dict(self.fields)
-        if self.kind == "object" and isinstance(node, ast.Attribute):
-            return values.get(node.attr, _NO)
-        if self.kind != "dict":
-            return _NO
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            return values.get(node.slice.value, _NO)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-                and not node.keywords and 1 <= len(node.args) <= 2 and isinstance(node.args[0], ast.Constant)):
-            key = node.args[0].value
-            if key in values:
-                return values[key]
-            if self.complete:
-                return _literal(node.args[1]) if len(node.args) == 2 else None
-        return _NO
-
-
-@dataclass
-class ModelInfo:
-    """What an instance of a class is made of, resolved for one set of constructor arguments."""
+class ModuleClass:
+    """A class of the project that is an `nn.Module`: where it is, and the torch layer it
+    derives from (`nn.Embedding` for `class Table(nn.Embedding)`), if any."""
 
     qualname: str
-    flags: Flags
-    # parameter-name prefix -> flags of the parameters under it (None: the names are unknown)
-    parts: Optional[tuple[tuple[str, Flags], ...]]
-    evidence: str
-    line: int = 0
+    path: str
+    name: str
+    line: int
+    torch_base: Optional[str] = None
+    # the project files its outline read, for the result cache's key
     files: tuple[str, ...] = ()
 
 
@@ -98,7 +68,7 @@ class ProjectIndex:
         self._import_files: dict[tuple, Optional[str]] = {}
         self._module_texts: dict[str, Optional[str]] = {}
         self._definitions: dict[tuple, list[str]] = {}
-        self._instances: dict[tuple, Optional[ModelInfo]] = {}
+        self._module_classes: dict[tuple, Optional[ModuleClass]] = {}
         self._owners: dict[tuple, bool] = {}
         self._token_functions: dict[tuple, list] = {}
         self._overlays: set[str] = set()
@@ -134,7 +104,7 @@ class ProjectIndex:
         for path in [p for p in self._texts if p not in self._overlays]:
             del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
-                     self._instances, self._owners, self._token_functions, self._reached, self._methods, self._tops,
+                     self._module_classes, self._owners, self._token_functions, self._reached, self._methods, self._tops,
                      self._reads, self._value_matters, self._kinds):
             memo.clear()
 
@@ -694,161 +664,50 @@ class ProjectIndex:
 
     # -- instances ---------------------------------------------------------------------
 
-    def instantiate(self, qualname: str, importer: str, args: dict, text: Optional[str] = None,
-                    depth: int = 0) -> Optional[ModelInfo]:
-        """The parameters of `Class(**args)`; args maps parameter names to literal values."""
-        if depth > MAX_DEPTH:
+    def module_class(self, qualname: str, importer: str, text: Optional[str] = None) -> Optional[ModuleClass]:
+        """The outline of a class that is an `nn.Module` (through its bases, in any module
+        of the project); None for any other class. What its instances are made of is the
+        evaluator's business: it runs the constructor."""
+        try:
+            key = (qualname, os.path.abspath(importer), hash(text) if text is not None else None)
+        except TypeError:
             return None
-        if depth == 0:
-            try:
-                key = (qualname, os.path.abspath(importer), tuple(sorted(args.items(), key=lambda kv: str(kv[0]))),
-                       hash(text) if text is not None else None)
-                hash(key)
-            except TypeError:
-                key = None
-            if key is not None and key in self._instances:
-                return self._instances[key]
+        if key not in self._module_classes:
             self._trail = set()
             try:
-                info = self.instantiate(qualname, importer, args, text, depth=-1)
+                found = self._module_class(qualname, importer, text, 0)
             finally:
                 trail, self._trail = self._trail, None
-            if info is not None:
-                info.files = tuple(sorted(f for f in trail if f != os.path.abspath(importer)))
-            if key is not None:
-                self._instances[key] = info
-            return info
-        depth = max(depth, 0)
+            if found is not None:
+                found = replace(found, files=tuple(sorted(f for f in trail if f != os.path.abspath(importer))))
+            self._module_classes[key] = found
+        return self._module_classes[key]
+
+    def _module_class(self, qualname: str, importer: str, text: Optional[str], depth: int) -> Optional[ModuleClass]:
+        if depth > MAX_DEPTH:
+            return None
         cls = self._class(qualname, importer, text)
         if cls is None:
             return None
-        is_module, evidence = False, []
-        entries: dict[str, tuple[Flags, Optional[tuple]]] = {}  # attribute -> (flags, leaf parts)
-        inherited = NONE
-        known = True
-        init = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        env = _with_locals(init, _bind_params(init, args)) if init is not None else {}
+        torch_base, is_module = None, False
         for base in cls.node.bases:
             bq = _qualify(base, cls.imports, cls.path)
+            if bq is None:
+                continue
             if bq in MODULE_BASES:
                 is_module = True
-                continue
-            if bq in SPARSE_CAPABLE:
-                # the class is itself the embedding: its weight's gradient is what the
-                # base's constructor is told
+            elif bq in SPARSE_CAPABLE or (bq.startswith("torch.nn.") and bq.count(".") == 2
+                                          and bq.split(".")[-1][:1].isupper() and bq not in CONTAINERS):
                 is_module = True
-                flags, why = _embedding_base(cls, init, bq, base, env, args)
-                entries["weight"] = (flags, ())
-                if why:
-                    evidence.append(why)
-                continue
-            if bq is None:
-                known = False
-                continue
-            sub = self.instantiate(bq, cls.path, args if init is None else _base_args(cls, init, base, env),
-                                   depth=depth + 1)
-            if sub is None:
-                known = False
-                continue
-            is_module = True
-            if sub.parts is None:
-                known = False
-                inherited = inherited.union(sub.flags)
-            else:
-                for name, f in sub.parts:
-                    head, _, rest = name.partition(".")
-                    old_flags, old_parts = entries.get(head, (NONE, ()))
-                    entries[head] = (old_flags.union(f), old_parts + (((rest, f),) if rest else ()))
-            if sub.evidence:
-                evidence.append(sub.evidence)
+                torch_base = torch_base or CANONICAL.get(bq, bq)
+            elif not bq.startswith("torch"):
+                sub = self._module_class(bq, cls.path, None, depth + 1)
+                if sub is not None:
+                    is_module = True
+                    torch_base = torch_base or sub.torch_base
         if not is_module:
             return None
-        functional = _functional_sparse(cls)
-        frozen = _frozen_attributes(init)
-        unknown_children = False
-        for attr, value, line in _self_assignments(init):
-            child = self._child(value, cls, env, depth, line)
-            if child is None:
-                continue
-            child_flags, child_parts, child_ev = child
-            if attr in functional:
-                child_flags, child_ev = SPARSE, f"`F.embedding(..., sparse=True)` on `self.{attr}` (line {functional[attr]})"
-                child_parts = ()
-            if attr in frozen:
-                child_flags, child_parts, child_ev = NONE, (), ""
-            if child_parts is None:
-                unknown_children = True
-                inherited = inherited.union(child_flags)
-                entries.pop(attr, None)
-                continue
-            entries[attr] = (child_flags, child_parts)  # an own assignment replaces an inherited one
-            if child_ev and child_flags.has_sparse:
-                evidence.append(f"`self.{attr}`: {child_ev}")
-        known = known and not unknown_children
-        flags = inherited
-        parts_list: list[tuple[str, Flags]] = []
-        for attr, (f, sub_parts) in entries.items():
-            flags = flags.union(f)
-            if sub_parts:
-                parts_list.extend((f"{attr}.{p}", pf) for p, pf in sub_parts)
-            else:
-                parts_list.append((attr, f))
-        if not known:
-            flags = Flags(flags.has_sparse if flags.has_sparse else None,
-                          flags.has_dense if flags.has_dense else None,
-                          flags.sparse_param if flags.sparse_param else None)
-        where = os.path.basename(cls.path)
-        text_ev = f"`{cls.name}` ({where}:{cls.node.lineno})" + (": " + "; ".join(evidence) if evidence else "")
-        return ModelInfo(qualname, flags, tuple(parts_list) if known else None, text_ev, cls.node.lineno)
-
-    def _child(self, value: ast.expr, cls: _Class, env: dict, depth: int, line: int):
-        """(flags, parts, evidence) of one `self.x = <value>`, or None when it owns no parameters."""
-        if not isinstance(value, ast.Call):
-            return None
-        q = _qualify(value.func, cls.imports, cls.path)
-        if q is None:
-            return UNKNOWN, None, ""
-        if q in SPARSE_CAPABLE or q.endswith(("Embedding.from_pretrained", "EmbeddingBag.from_pretrained")):
-            name = q.split(".")[-1] if "from_pretrained" not in q else q.split(".")[-2]
-            from ..torchops.torchapi import EMBEDDING_POSITIONS
-            spelled = f"torch.nn.{name}" + (".from_pretrained" if "from_pretrained" in q else "")
-            positions = EMBEDDING_POSITIONS.get(spelled, {})
-            sparse = _kwarg(value, "sparse", env, positions.get("sparse"))
-            if "from_pretrained" in q and _kwarg(value, "freeze", env, positions.get("freeze")) is not False:
-                return NONE, (("weight", NONE),), ""  # frozen by default: no gradient at all
-            if sparse is True:
-                return SPARSE, (("weight", SPARSE),), f"`nn.{name}(..., sparse=True)` (line {line})"
-            if sparse is False:
-                return DENSE, (("weight", DENSE),), ""
-            return UNKNOWN, None, ""
-        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return DENSE if not _mentions_sparse(value) else Flags(None, None, True), (), ""
-        if q in CONTAINERS:
-            total, parts, evs = NONE, [], []
-            for i, item in _container_items(value):
-                sub = self._child(item, cls, env, depth, line)
-                if sub is None:
-                    continue
-                total = total.union(sub[0])
-                if sub[1] is None or i is None:
-                    parts = None  # what it holds, or where it stands, is not known
-                elif parts is not None and sub[1]:
-                    parts.extend((f"{i}.{p}", f) for p, f in sub[1])
-                elif parts is not None:
-                    parts.append((str(i), sub[0]))  # the item is itself a parameter
-                if sub[2]:
-                    evs.append(sub[2])
-            return total, (tuple(parts) if parts is not None else None), "; ".join(evs)
-        if q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper():
-            from ..torchops.torchapi import dense_layer_parts
-            return DENSE, dense_layer_parts(q), ""
-        if q.startswith("torch."):
-            return None
-        args = {k: v for k, v in _literal_kwargs(value, env).items()}
-        info = self.instantiate(q, cls.path, args, depth=depth + 1)
-        if info is None:
-            return UNKNOWN, None, ""
-        return info.flags, info.parts, info.evidence
+        return ModuleClass(qualname, os.path.abspath(cls.path), cls.name, cls.node.lineno, torch_base)
 
 
 # Top-level packages that are never part of the project being checked.
@@ -1079,436 +938,6 @@ def _qualify(expr: ast.expr, imports: dict[str, str], path: str) -> Optional[str
         return None
     full = ".".join([target, *reversed(parts)])
     return CANONICAL.get(full, full)
-
-
-def _bind_params(init: ast.FunctionDef, args: dict) -> dict:
-    """Parameter -> literal value (`_NO`: not known) for `Class(...)` called with `args`:
-    position or keyword -> value, `MORE_POSITIONAL` for a `*seq` and `MORE_KEYWORDS` for a
-    `**mapping` that cannot be read, bound by Python's rules. `**kwargs` is a dict config."""
-    from ..binding import DoubleStar, Keyword, Positional, Signature, Star, bind
-    a = init.args
-    positional = [k for k in args if isinstance(k, int)]
-    pieces: list = [Positional(args[i]) for i in sorted(positional)]
-    if MORE_POSITIONAL in args or sorted(positional) != list(range(len(positional))):
-        pieces.append(Star(None))  # where the arguments after it sit is not known
-    pieces += [Keyword(k, v) for k, v in args.items()
-               if isinstance(k, str) and k not in (MORE_KEYWORDS, MORE_POSITIONAL)]
-    if args.get(MORE_KEYWORDS):
-        pieces.append(DoubleStar(None))
-    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
-    positional_params = [*a.posonlyargs, *a.args]
-    defaults = dict(zip([p.arg for p in positional_params[len(positional_params) - len(a.defaults):]], a.defaults))
-    defaults.update((p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
-    env = dict.fromkeys(names, _NO)
-    binding = bind(Signature.of_ast(a, skip=1), pieces)
-    if binding is None:
-        # no call that runs (the instance `self` is in a method, built by a call not seen):
-        # the instance its defaults build
-        env.update((name, _literal(d)) for name, d in defaults.items())
-        return env
-    env.update(binding.values)
-    for name in binding.defaulted:
-        env[name] = _literal(defaults[name])
-    if binding.double_star is not None:
-        fields = tuple((k, v) for k, v in binding.double_star if v is not _NO)
-        env[a.kwarg.arg] = ConfigArg("dict", fields, len(fields) == len(binding.double_star))
-    return env
-
-
-_NO = object()
-# an argument the caller passes with a value that is not known (a key of a `**cfg` dict)
-UNKNOWN_ARG = _NO
-# the key of constructor arguments that says a `**mapping` of unknown content was passed too
-MORE_KEYWORDS = "**"
-# the key that says a `*seq` of unknown length was passed after the positional arguments
-MORE_POSITIONAL = "*"
-
-
-def _literal(node):
-    if isinstance(node, ast.Constant):
-        return node.value
-    return _NO
-
-
-# torch's defaults for the keyword arguments read here
-_KWARG_DEFAULTS = {"sparse": False, "freeze": True}
-
-
-def _value(node: ast.expr, env: dict):
-    """A literal, a constructor parameter holding one, or a field of a config object passed
-    as a parameter (`cfg.sparse`, `cfg["sparse"]`, `cfg.model.sparse`); `_NO` when not known."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return env.get(node.id, _NO)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return env.get("self." + node.attr, _NO)
-    held = node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else getattr(node, "value", None)
-    if isinstance(held, ast.Name) and isinstance(env.get(held.id), ConfigArg):
-        return env[held.id].read(node)
-    if isinstance(held, ast.Attribute):
-        # a field of a config nested in a config (`cfg.model.sparse`)
-        inner = _value(held, env)
-        if isinstance(inner, ConfigArg):
-            return inner.read(node)
-    return _NO
-
-
-# where `sparse` stands among the positional parameters of `nn.Embedding.__init__` and
-# `nn.EmbeddingBag.__init__`, after `self` (the same for both)
-_SPARSE_POSITION = 6
-
-
-def _embedding_base(cls: _Class, init: Optional[ast.FunctionDef], base_name: str, base: ast.expr, env: dict,
-                    args: dict) -> tuple[Flags, str]:
-    """(flags of the weight, evidence) of a class deriving from `nn.Embedding` or
-    `nn.EmbeddingBag`: the `sparse` its `__init__` passes to the base's constructor
-    (`super().__init__(n, d, sparse=True)`, `nn.Embedding.__init__(self, n, d, sparse=s)`),
-    or, without an `__init__` of its own, the `sparse` it is built with."""
-    if init is None:
-        if args.get(MORE_KEYWORDS):
-            return UNKNOWN, ""
-        sparse = args.get("sparse", args.get(_SPARSE_POSITION, False))
-        line = cls.node.lineno
-    else:
-        call = _base_init_call(cls, init, base)
-        if call is None:
-            return UNKNOWN, ""  # not called, called twice, or only on some path
-        given = call.args[1:] if _explicit_self(call) else call.args
-        if any(isinstance(a, ast.Starred) for a in given) or any(kw.arg is None for kw in call.keywords):
-            return UNKNOWN, ""
-        known = _with_self_values(init, call, env)
-        if len(given) > _SPARSE_POSITION:
-            sparse = _value(given[_SPARSE_POSITION], known)
-        else:
-            sparse = _kwarg(call, "sparse", known)
-        line = call.lineno
-    if sparse is True:
-        return SPARSE, f"`{cls.name}` builds `nn.{base_name.split('.')[-1]}` with `sparse=True` (line {line})"
-    if sparse is False:
-        return DENSE, ""
-    return UNKNOWN, ""
-
-
-def _base_init_call(cls: _Class, init: ast.FunctionDef, base: ast.expr) -> Optional[ast.Call]:
-    """The one call of the base's constructor that `__init__` makes on every path."""
-    calls = [n for n in ast.walk(init) if isinstance(n, ast.Call) and _base_init(n, base, cls.name)]
-    return calls[0] if len(calls) == 1 and _top_level(init, calls[0]) else None
-
-
-def _base_args(cls: _Class, init: ast.FunctionDef, base: ast.expr, env: dict) -> dict:
-    """What a class's `__init__` passes to a base class of the project: its arguments to
-    `super().__init__(...)`, an unknown one as unknown; every argument unknown when the
-    call is not made once on every path."""
-    call = _base_init_call(cls, init, base)
-    if call is None:
-        return {MORE_KEYWORDS: True}
-    given = call.args[1:] if _explicit_self(call) else call.args
-    if any(isinstance(a, ast.Starred) for a in given) or any(kw.arg is None for kw in call.keywords):
-        return {MORE_KEYWORDS: True}
-    known = _with_self_values(init, call, env)
-    out: dict = {i: _value(a, known) for i, a in enumerate(given)}
-    out.update((kw.arg, _value(kw.value, known)) for kw in call.keywords)
-    return out
-
-
-def _base_init(call: ast.Call, base: ast.expr, name: str) -> bool:
-    """`super().__init__(...)`, `super(Name, self).__init__(...)` or `<base>.__init__(self, ...)`."""
-    func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr != "__init__":
-        return False
-    held = func.value
-    if isinstance(held, ast.Call) and isinstance(held.func, ast.Name) and held.func.id == "super":
-        return not held.args or (len(held.args) == 2 and isinstance(held.args[0], ast.Name) and held.args[0].id == name)
-    return ast.dump(held) == ast.dump(base)
-
-
-def _explicit_self(call: ast.Call) -> bool:
-    return not isinstance(call.func.value, ast.Call)
-
-
-def _top_level(init: ast.FunctionDef, node: ast.AST) -> bool:
-    """The node is part of a statement of the function's own body (not of a branch)."""
-    return any(node in set(ast.walk(st)) for st in init.body if not isinstance(st, (ast.If, ast.For, ast.While, ast.Try, ast.With)))
-
-
-def _with_self_values(init: ast.FunctionDef, call: ast.Call, env: dict) -> dict:
-    """The environment with `self.name` bound to what `__init__` stored there before `call`
-    (`self.sparse = sparse` then `super().__init__(..., sparse=self.sparse)`): only an
-    attribute set once, by a statement of the body itself."""
-    counts: dict[str, int] = {}
-    for node in ast.walk(init):
-        for t in node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []:
-            for x in ast.walk(t):
-                if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
-                    counts[x.attr] = counts.get(x.attr, 0) + 1
-    out = dict(env)
-    for st in init.body:
-        if st.lineno >= call.lineno:
-            break
-        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute)
-                and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == "self"
-                and counts.get(st.targets[0].attr) == 1):
-            out["self." + st.targets[0].attr] = _value(st.value, env)
-    return out
-
-
-def _kwarg(call: ast.Call, name: str, env: dict, position: Optional[int] = None):
-    """The value a torch constructor call passes for a parameter: by keyword, at its
-    position or from a `**config` the constructor was given; None when not known, torch's
-    default when nothing passes it."""
-    for kw in call.keywords:
-        if kw.arg == name:
-            v = _value(kw.value, env)
-            return None if v is _NO else v
-    if position is not None:
-        if any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
-            return None  # a `*seq` may reach the position
-        if len(call.args) > position:
-            v = _value(call.args[position], env)
-            return None if v is _NO else v
-    for kw in call.keywords:
-        if kw.arg is None:
-            config = env.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
-            if not isinstance(config, ConfigArg) or config.kind != "dict":
-                return None  # a mapping that is not known may pass it
-            values = dict(config.fields)
-            if name in values:
-                return values[name]
-            if not config.complete:
-                return None
-    return _KWARG_DEFAULTS.get(name)
-
-
-def _with_locals(init: ast.FunctionDef, env: dict) -> dict:
-    """The parameters' values, with the names `__init__` binds once at its top level to a
-    value read the same way or to a config dict (`kw = dict(sparse=True, **extra)`), when
-    the dict is only read afterwards (never updated in place)."""
-    out = dict(env)
-    for name, value, only_read in _init_locals(init):
-        v = _config_value(value, out)
-        if v is not _NO and not (isinstance(v, ConfigArg) and not only_read):
-            out[name] = v
-    return out
-
-
-_INIT_LOCALS: dict[int, tuple] = {}
-
-
-def _init_locals(init: ast.FunctionDef) -> tuple:
-    """(name, value, only read afterwards) of each name `__init__` binds exactly once, at its
-    top level and not as a parameter; found once per `__init__`."""
-    hit = _INIT_LOCALS.get(id(init))
-    if hit is not None and hit[0] is init:
-        return hit[1]
-    if len(_INIT_LOCALS) > 256:
-        _INIT_LOCALS.clear()  # bounded: it holds class trees alive
-    bound: dict[str, int] = {}
-    changed: set[str] = set()  # names used in a way that may change a dict they hold
-    parents = {}
-    for node in ast.walk(init):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    # a name bound in a nested scope too counts twice, whether it is the same variable or not
-    for node in ast.walk(init):
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                bound[node.id] = bound.get(node.id, 0) + 1
-            elif not _only_read(node, parents):
-                changed.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                bound[name] = bound.get(name, 0) + 2
-    found = []
-    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
-    for st in init.body:
-        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                and bound.get(st.targets[0].id) == 1 and st.targets[0].id not in params):
-            found.append((st.targets[0].id, st.value, st.targets[0].id not in changed))
-    _INIT_LOCALS[id(init)] = (init, tuple(found))
-    return tuple(found)
-
-
-def _only_read(name: ast.Name, parents: dict) -> bool:
-    """A name read as `**name`, `name[key]` or `name.get(key)` (a function it is passed to
-    may change it)."""
-    parent = parents.get(name)
-    if isinstance(parent, ast.keyword):
-        return parent.arg is None
-    if isinstance(parent, ast.Subscript) and parent.value is name:
-        return isinstance(parent.ctx, ast.Load)
-    if isinstance(parent, ast.Attribute):
-        return parent.attr == "get"
-    return False
-
-
-def _config_value(node: ast.expr, env: dict):
-    """A literal, a parameter's value, or a dict display or `dict(...)` call whose keys are
-    literal strings (merging `**config` dicts the constructor holds); `_NO` when not known."""
-    layers = []  # (fields, complete, replaces earlier keys)
-    if isinstance(node, ast.Dict):
-        for key, value in zip(node.keys, node.values):
-            if key is None:
-                layers.append((*_config_layer(value, env), True))
-            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
-                layers.append((((key.value, _value(value, env)),), True, True))
-            else:
-                layers.append(((), False, True))
-    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"
-          and len(node.args) <= 1):
-        if node.args:
-            layers.append((*_config_layer(node.args[0], env), True))
-        for kw in node.keywords:
-            if kw.arg is None:
-                layers.append((*_config_layer(kw.value, env), False))
-            else:
-                layers.append((((kw.arg, _value(kw.value, env)),), True, False))
-        if node.args:
-            # keywords replace the positional mapping's keys, not one another (that raises)
-            kwargs = layers[1:]
-            layers = layers[:1] + [(tuple(f for fields, _, _ in kwargs for f in fields),
-                                    all(c for _, c, _ in kwargs), True)]
-    else:
-        return _value(node, env)
-    fields: dict = {}
-    complete = True
-    for layer_fields, layer_complete, replaces in layers:
-        if not layer_complete:
-            complete = False
-            if replaces:
-                fields = {}
-        fields.update(layer_fields)
-    # a key whose value is not known is held, but not as a field: reading it is not known
-    known = tuple((k, v) for k, v in fields.items() if v is not _NO)
-    return ConfigArg("dict", known, complete and len(known) == len(fields))
-
-
-def _config_layer(node: ast.expr, env: dict) -> tuple[tuple, bool]:
-    config = env.get(node.id) if isinstance(node, ast.Name) else None
-    if isinstance(config, ConfigArg) and config.kind == "dict":
-        return config.fields, config.complete
-    return (), False
-
-
-def _frozen_attributes(init: Optional[ast.FunctionDef]) -> set[str]:
-    """`self.x.weight.requires_grad_(False)`, `self.x.requires_grad = False` and the like."""
-    frozen: set[str] = set()
-    if init is None:
-        return frozen
-    for node in ast.walk(init):
-        target = None
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_"
-                and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is False):
-            target = node.func.value
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is False:
-            t = node.targets[0]
-            if isinstance(t, ast.Attribute) and t.attr == "requires_grad":
-                target = t.value
-        while isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
-            target = target.value
-        if isinstance(target, ast.Attribute):
-            frozen.add(target.attr)
-    return frozen
-
-
-def _literal_kwargs(call: ast.Call, env: dict) -> dict:
-    """The arguments of a call inside a constructor, as `instantiate` takes them; a value
-    that is not known is passed as `_NO`, so that its parameter is not given its default."""
-    out = {}
-    for i, a in enumerate(call.args):
-        if isinstance(a, ast.Starred):
-            out[MORE_POSITIONAL] = True
-            break
-        out[i] = _value(a, env)
-    for kw in call.keywords:
-        if kw.arg is None:
-            # `Encoder(**cfg)` with the config dict this constructor was given
-            config = env.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
-            if isinstance(config, ConfigArg) and config.kind == "dict":
-                out.update(config.fields)
-            if not (isinstance(config, ConfigArg) and config.kind == "dict" and config.complete):
-                out[MORE_KEYWORDS] = True
-            continue
-        out[kw.arg] = _value(kw.value, env)
-    return out
-
-
-def _self_assignments(init: Optional[ast.FunctionDef]):
-    if init is None:
-        return
-    for node in ast.walk(init):
-        if isinstance(node, ast.Assign):
-            for t in node.targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    yield t.attr, node.value, node.lineno
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            t = node.target
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                yield t.attr, node.value, node.lineno
-
-
-_FUNCTIONAL_SPARSE: dict[int, tuple[ast.ClassDef, dict[str, int]]] = {}
-
-
-def _functional_sparse(cls: _Class) -> dict[str, int]:
-    """Attributes used as the weight of `F.embedding(..., sparse=True)` in any method."""
-    hit = _FUNCTIONAL_SPARSE.get(id(cls.node))
-    if hit is not None and hit[0] is cls.node:
-        return hit[1]
-    out = {}
-    if len(_FUNCTIONAL_SPARSE) > 256:
-        _FUNCTIONAL_SPARSE.clear()  # bounded: it holds class trees alive
-    _FUNCTIONAL_SPARSE[id(cls.node)] = (cls.node, out)
-    for node in ast.walk(cls.node):
-        if isinstance(node, ast.Call) and _qualify(node.func, cls.imports, cls.path) in FUNCTIONAL_EMBEDDING:
-            if any(kw.arg == "sparse" and isinstance(kw.value, ast.Constant) and kw.value.value is True
-                   for kw in node.keywords):
-                weight = node.args[1] if len(node.args) > 1 else next(
-                    (kw.value for kw in node.keywords if kw.arg == "weight"), None)
-                if isinstance(weight, ast.Attribute) and isinstance(weight.value, ast.Name) and weight.value.id == "self":
-                    out[weight.attr] = node.lineno
-    return out
-
-
-def _container_items(call: ast.Call) -> list[tuple[Optional[str], ast.expr]]:
-    """(name, item) of what an `nn.Sequential`, `nn.ModuleList` or `nn.ModuleDict` holds:
-    the name is its index, or its key in a dict written out; None where that is not known
-    (after a `*rest`, a key that is not a literal string)."""
-    items: list[tuple[Optional[str], ast.expr]] = []
-    known = True
-    for a in call.args:
-        if isinstance(a, (ast.List, ast.Tuple)):
-            for el in a.elts:
-                if isinstance(el, ast.Starred):
-                    known = False
-                    items.append((None, el.value))
-                else:
-                    items.append((str(len(items)) if known else None, el))
-        elif isinstance(a, ast.Dict):
-            for k, v in zip(a.keys, a.values):
-                if v is None or k is None:
-                    continue
-                name = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
-                items.append((name, v))
-        elif isinstance(a, (ast.ListComp, ast.GeneratorExp)):
-            items.append(("0" if known and not items else None, a.elt))  # every element alike
-            known = False
-        elif isinstance(a, ast.DictComp):
-            items.append((None, a.value))
-            known = False
-        elif isinstance(a, ast.Starred):
-            known = False
-            items.append((None, a.value))
-        else:
-            items.append((str(len(items)) if known else None, a))
-    return items
-
-
-def _mentions_sparse(call: ast.Call) -> bool:
-    for n in ast.walk(call):
-        if isinstance(n, ast.Attribute) and (n.attr.startswith("to_sparse") or n.attr.startswith("sparse_")):
-            return True
-    return False
 
 
 _INDEX = ProjectIndex()

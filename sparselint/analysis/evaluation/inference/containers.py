@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, attr_of,
                      grad_layout_of, join_all, union_flags, union_params)
-from ..gradflags import DENSE, SPARSE, Flags
+from ..gradflags import DENSE, NONE, SPARSE, Flags
 from ...cst.names import dotted
 from .values import _UNKNOWN, ABSENT, literal
 from .state import State
@@ -348,6 +348,33 @@ class ContainerFacts:
         chosen = tuple((n, f) for n, f in source.parts if value(n))
         return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence)
 
+    def _built_container(self, q: str, inner: cst.BaseExpression, state: State) -> Optional[Module]:
+        """`nn.ModuleDict({k: nn.Embedding(n, d) for k, n in sizes.items()})`, or a list or
+        dict built before: by name when the code that built it is known element by element,
+        else the one kind of module every element is (its parameter names not known)."""
+        kind = q.split(".")[-1]
+        named = _modules_held(q, self.fact(inner, state))
+        if named is not None:
+            parts: list[tuple[str, Flags]] = []
+            evidence: tuple = ()
+            for key, m in named:
+                if not isinstance(m, Module) or m.parts is None:
+                    return None
+                parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
+                evidence += m.evidence
+            return Module(kind=kind, flags=union_flags(f for _, f in parts), parts=tuple(parts), evidence=evidence)
+        if not isinstance(inner, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
+            return None
+        scratch = self._scratch(state)
+        comp = inner.for_in
+        while comp is not None:
+            self._bind(comp.target, None, scratch, None)
+            comp = comp.inner_for_in
+        every = self.fact(inner.value if isinstance(inner, cst.DictComp) else inner.elt, scratch)
+        if not isinstance(every, Module):
+            return None
+        return Module(kind=kind, flags=every.flags, parts=None, evidence=every.evidence)
+
     def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
         """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
         items: list[tuple[str, cst.BaseExpression]] = []
@@ -368,17 +395,31 @@ class ContainerFacts:
                         return None
                     items.append((key, el.value))
             else:
-                return None
+                return self._built_container(q, inner, state)
         parts: list[tuple[str, Flags]] = []
         evidence: tuple = ()
+        flags, named = NONE, True
         for key, expr in items:
             m = self.fact(expr, state)
-            if not isinstance(m, Module) or m.parts is None:
+            if not isinstance(m, Module):
                 return None
-            parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
+            flags = flags.union(m.flags)
+            if m.parts is None:
+                named = False  # a layer whose parameter names are not known
+            else:
+                parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
             evidence += m.evidence
-        flags = union_flags(f for _, f in parts)
-        return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts), evidence=evidence)
+        return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts) if named else None, evidence=evidence)
+
+
+def _modules_held(q: str, held) -> Optional[list]:
+    """(name, fact) of what a dict or list built by code holds, when every name is known."""
+    if q.endswith("ModuleDict") and isinstance(held, Instance) and held.cls == "dict" and held.keys is not None:
+        facts = dict(held.attrs)
+        return [(k, facts.get(k)) for k in held.keys]
+    if q.endswith("ModuleList") and isinstance(held, Items) and held.counted:
+        return [(str(i), f) for i, f in enumerate(held.items)]
+    return None
 
 
 class _Merged:

@@ -1,0 +1,139 @@
+"""What an `nn.Module` of the project is made of, read from the run of its constructor.
+
+The evaluator runs a model class's `__init__` like any other call, with a new instance as
+`self`; what it stores there (`self.emb = nn.Embedding(..., sparse=True)`, a submodule of
+another class, an `nn.Parameter`) and what its bases' constructors store are the module's
+parameters. This module turns those stored facts into the module's flags and parameter
+names; it holds no evaluation of its own.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+import libcst as cst
+
+from .cst.tree import walk
+from .evaluation.facts import LEAF, NOGRAD, Module, Tensor, union_flags
+from .evaluation.gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flags
+from .torchops import torchapi as api
+
+# what `origin` a base's weight carries when the constructor's `sparse` is not known
+BASE_WEIGHT = "base weight"
+
+
+def parameter_flags(t: Tensor) -> Flags:
+    """The gradient an `nn.Parameter` (or a torch base class's weight) gets."""
+    if t.grad is not None and not t.requires_grad:
+        return NO_GRADS
+    if t.grad_layout == "coo":
+        return SPARSE
+    if t.origin == BASE_WEIGHT and t.grad_layout is None:
+        return UNKNOWN
+    if t.is_sparse:
+        return Flags(None, None, True)
+    return DENSE
+
+
+def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: frozenset,
+             functional: dict) -> Module:
+    """The module `receiver` becomes once its constructor ran with these effects on `self`
+    (keys `self.<attr>`). `stored_calls`: attributes the constructor assigns a call's result
+    to: one whose fact is not known may be a submodule, so the parameter names are not all
+    known. `functional`: attributes used as the weight of `F.embedding(..., sparse=True)`."""
+    entries: dict[str, tuple[Flags, Optional[tuple]]] = {}
+    known = not untracked
+    evidence: list = []
+    why = ""
+    for key, fact in effects.items():
+        if not key.startswith("self.") or "." in key[len("self."):]:
+            continue
+        attr = key[len("self."):]
+        sparse = False
+        if isinstance(fact, Module):
+            entries[attr] = (fact.flags, fact.parts)
+            sparse = fact.flags.has_sparse is True
+        elif isinstance(fact, Tensor) and fact.parameter:
+            entries[attr] = (parameter_flags(fact), ())
+            sparse = fact.grad_layout == "coo"
+        elif fact is None and attr in stored_calls:
+            known = False
+        else:
+            entries.pop(attr, None)
+        if sparse and fact.evidence:
+            evidence.extend(fact.evidence)
+            why = why or f"`self.{attr}` holds {fact.evidence[-1].text.split(': ', 1)[0]}"
+    for attr in stored_calls:
+        if f"self.{attr}" not in effects and attr not in entries:
+            known = False  # stored, but what it holds was never known
+    for attr in functional:
+        entries[attr] = (SPARSE, ())
+    parts: list[tuple[str, Flags]] = []
+    for attr, (flags, sub) in entries.items():
+        if sub is None:
+            known = False
+            parts.append((attr, flags))
+        elif sub:
+            parts.extend((f"{attr}.{p}" if p else attr, f) for p, f in sub)
+        else:
+            parts.append((attr, flags))
+    flags = union_flags(f for _, f in parts)
+    if not known:
+        flags = Flags(flags.has_sparse or None, flags.has_dense or None, flags.sparse_param or None)
+    own = receiver.evidence
+    if why and own:
+        # the instance's own line says why it has sparse gradients: an editor shows it first
+        own = (replace(own[0], text=f"{own[0].text}; {why}"), *own[1:])
+    return replace(receiver, flags=flags, parts=tuple(parts) if known else None, evidence=own + tuple(evidence[:2]))
+
+
+def stored_calls(init: Optional[cst.FunctionDef]) -> frozenset:
+    """Attributes of `self` that `__init__` assigns the result of a call to (a submodule
+    built by a function or class is one)."""
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return frozenset()
+    params = [*init.params.posonly_params, *init.params.params]
+    if not params:
+        return frozenset()
+    me = params[0].name.value
+    out = set()
+    for node in walk(init.body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me:
+                    out.add(t.attr.value)
+    return frozenset(out)
+
+
+def functional_sparse(klass: cst.ClassDef, qualify: Callable) -> dict[str, cst.Call]:
+    """Attributes a method of the class passes as the weight of `F.embedding(..., sparse=True)`:
+    their gradient is sparse whatever made them."""
+    out: dict[str, cst.Call] = {}
+    for node in walk(klass.body):
+        if type(node) is not cst.Call or qualify(node.func) not in api.FUNCTIONAL_EMBEDDINGS:
+            continue
+        sparse = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "sparse"), None)
+        if not (isinstance(sparse, cst.Name) and sparse.value == "True"):
+            continue
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        weight = positional[1] if len(positional) > 1 else next(
+            (a.value for a in node.args if a.keyword is not None and a.keyword.value == "weight"), None)
+        if isinstance(weight, cst.Attribute) and isinstance(weight.value, cst.Name) and weight.value.value == "self":
+            out.setdefault(weight.attr.value, node)
+    return out
+
+
+def base_parameters(layer: Module) -> dict[str, Tensor]:
+    """The parameters a torch layer's constructor stores on `self` when a class derives from
+    the layer (`class Table(nn.Embedding)`): each as an `nn.Parameter` with the gradient
+    the layer gives it."""
+    out = {}
+    for name, flags in layer.parts or ():
+        grad_layout = "coo" if flags.has_sparse else "strided" if flags.has_dense else None
+        t = Tensor(layout="strided", grad=LEAF if flags != NO_GRADS else NOGRAD, parameter=True,
+                   grad_layout=grad_layout, grad_coalesced=False if grad_layout == "coo" else None,
+                   origin=BASE_WEIGHT, evidence=layer.evidence)
+        out[name] = t
+    return out
+

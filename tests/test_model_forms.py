@@ -452,3 +452,88 @@ def test_a_finding_in_a_models_constructor_is_shown_once_with_its_fix(tmp_path):
     r = run_cli("--no-cache", ".", cwd=tmp_path)
     assert r.stdout.count("SPL001") == 1 and "model.py:9:21: SPL001" in r.stdout, r.stdout
     assert "1 hidden fix" in r.stdout, r.stdout
+
+
+# -- models are made of what their constructor stores (the evaluator runs `__init__`) --
+
+def test_an_embedding_subclass_of_another_module_without_a_constructor(tmp_path):
+    files = {
+        "layers.py": """
+            import torch.nn as nn
+
+
+            class Table(nn.Embedding):
+                pass
+        """,
+        "train.py": """
+            import torch
+            from layers import Table
+
+            sparse_table = Table(10, 4, sparse=True)
+            dense_table = Table(10, 4)
+            opt = torch.optim.Adam(sparse_table.parameters())
+            ok = torch.optim.Adam(dense_table.parameters())
+        """,
+    }
+    assert findings(tmp_path, files) == {("train.py", line_of(files["train.py"], "opt = "), "SPL401")}
+
+
+def test_a_base_constructor_of_another_module_runs_on_the_subclass_instance(tmp_path):
+    files = {
+        "base.py": """
+            import torch.nn as nn
+
+
+            class Tower(nn.Module):
+                def __init__(self, rows, sparse):
+                    super().__init__()
+                    self.emb = nn.Embedding(rows, 8, sparse=sparse)
+        """,
+        "train.py": """
+            import torch
+            import torch.nn as nn
+            from base import Tower
+
+
+            class Ranker(Tower):
+                def __init__(self):
+                    super().__init__(100, sparse=True)
+                    self.head = nn.Linear(8, 1)
+
+
+            class DenseRanker(Tower):
+                def __init__(self):
+                    super().__init__(100, sparse=False)
+
+
+            adam = torch.optim.Adam(Ranker().parameters())
+            sparse_adam = torch.optim.SparseAdam(Ranker().parameters())
+            fine = torch.optim.Adam(DenseRanker().parameters())
+        """,
+    }
+    train = files["train.py"]
+    assert findings(tmp_path, files) == {("train.py", line_of(train, "adam = "), "SPL401"),
+                                         ("train.py", line_of(train, "sparse_adam = "), "SPL403")}
+
+
+def test_a_submodule_the_constructor_cannot_see_leaves_the_model_unknown(tmp_path):
+    # `self.encoder` may hold anything: Adam over the model is not flagged, SparseAdam over
+    # its known dense head still is
+    files = {"train.py": """
+        import importlib
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            def __init__(self, name):
+                super().__init__()
+                self.encoder = getattr(importlib.import_module("encoders"), name)()
+                self.head = nn.Linear(8, 1)
+
+
+        model = Model("bag")
+        adam = torch.optim.Adam(model.parameters())
+        sparse_adam = torch.optim.SparseAdam(model.head.parameters())
+    """}
+    assert findings(tmp_path, files) == {("train.py", line_of(files["train.py"], "sparse_adam = "), "SPL403")}

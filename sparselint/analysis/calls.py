@@ -1294,7 +1294,9 @@ class Calls:
                         attrs[k[len("self."):]] = v
             if target.makes == "module":
                 receiver = self._made_module(target, receiver, result)
-                attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
+                if receiver.parts is not None:
+                    # its submodules are reached through the parameter names (`model.head`)
+                    attrs = {k: v for k, v in attrs.items() if not isinstance(v, Module)}
             outcome.returned = replace(receiver, attrs=tuple(attrs.items()))
             outcome.effects = {k: v for k, v in outcome.effects.items() if not k.startswith("self")}
         elif isinstance(result.returned, Tensor):

@@ -67,7 +67,10 @@ def _forward_kinds(t) -> tuple[str, ...]:
 
 
 def forward_verdict(node, ctx) -> Optional[Verdict]:
-    return verdict_of_uses(uses(node, ctx))
+    key = ("forward", node, id(ctx.state), ctx.grad_enabled)
+    if key not in ctx.node_memo:
+        ctx.node_memo[key] = verdict_of_uses(uses(node, ctx))
+    return ctx.node_memo[key]
 
 
 def _outcomes(table, use, kind):
@@ -118,6 +121,13 @@ def verdict_of_uses(found) -> Optional[Verdict]:
 def backward_verdict(node, ctx) -> Optional[Verdict]:
     """The op works in forward on an operand in an autograd graph, and its backward fails
     for that operand where it works for a dense one."""
+    key = ("backward", node, id(ctx.state), ctx.grad_enabled)
+    if key not in ctx.node_memo:
+        ctx.node_memo[key] = _backward_verdict(node, ctx)
+    return ctx.node_memo[key]
+
+
+def _backward_verdict(node, ctx) -> Optional[Verdict]:
     if not ctx.grad_enabled:
         return None
     table = optable.active()

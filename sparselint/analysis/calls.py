@@ -26,7 +26,7 @@ from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Opt
 from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
-from .cst.tree import walk
+from .cst.tree import statements, walk
 from .decorators import keeps_call
 from . import records
 
@@ -837,7 +837,10 @@ class Calls:
         name when it calls `setattr` with a name that is not a literal."""
         if self._stores is None:
             found = set()
-            for n in walk(self.walker.module):
+            source = self.walker.ctx.source or ""
+            # attributes are stored by statements only, but `setattr(...)` is an expression
+            scan = walk if "setattr" in source or "delattr" in source else statements
+            for n in scan(self.walker.module):
                 targets = ()
                 if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
                     targets = (n.target,)

@@ -41,6 +41,9 @@ class Context:
         self.parents: dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.state = None
+        # what rules share while they look at one node in one state (the op table's verdict
+        # of a call, which four rules read): emptied before the next node's rules run
+        self.node_memo: dict = {}
         self.scope: Optional[Scope] = None
         self.inference = None
         self.loops: list[cst.CSTNode] = []

@@ -13,7 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from .cst.syntax import assigned_names, parameters_of
-from .cst.tree import children, walk
+from .cst.tree import children, statements, walk
 
 # Calls through which a function's writes are looked for; deeper chains are cut.
 _MAX_CHAIN = 6
@@ -141,7 +141,7 @@ class Scopes:
         if self._module_writes is None:
             found: set[str] = set()
             if self.declares:
-                for n in walk(self.module):
+                for n in statements(self.module):
                     if isinstance(n, cst.Global):
                         found.update(item.name.value for item in n.names)
             self._module_writes = frozenset(found)

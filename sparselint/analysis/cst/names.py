@@ -11,7 +11,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from .tree import walk
+from .tree import statements
 
 # Re-exports that users reach by more than one path; map each onto one spelling.
 CANONICAL = {
@@ -53,7 +53,7 @@ class Names:
     @classmethod
     def from_module(cls, module: cst.Module, roots: Iterable[str] = _ROOTS) -> "Names":
         collector = _ImportCollector(tuple(roots))
-        for node in walk(module):
+        for node in statements(module):
             if isinstance(node, cst.Import):
                 collector.visit_Import(node)
             elif isinstance(node, cst.ImportFrom):

@@ -79,6 +79,26 @@ def walk(root: cst.CSTNode, stop=()) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(list(children(node))))
 
 
+_EXPRESSION: dict[type, bool] = {}
+
+
+def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """What `walk` yields, without entering expressions: the statements and the nodes that
+    make them up (`Import`, `Global`, an assignment's targets), at a fraction of the cost
+    for scans that look only for statements."""
+    stack = [root]
+    expression = _EXPRESSION
+    while stack:
+        node = stack.pop()
+        yield node
+        t = type(node)
+        e = expression.get(t)
+        if e is None:
+            e = expression[t] = issubclass(t, cst.BaseExpression)
+        if not e:
+            stack.extend(reversed(list(children(node))))
+
+
 class Order:
     """Pre-order numbers of every node under a root, and where each subtree ends."""
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..cst.tree import walk
+from ..cst.tree import statements
 
 BUILTIN_EXCEPTIONS = {name: cls for name, cls in vars(builtins).items()
                       if isinstance(cls, type) and issubclass(cls, BaseException)}
@@ -88,7 +88,7 @@ class ExceptionClasses:
 
 def _imported_names(module: cst.Module) -> frozenset:
     found = set()
-    for n in walk(module, stop=(cst.BaseExpression,)):
+    for n in statements(module):
         if isinstance(n, cst.ImportFrom) and isinstance(n.names, cst.ImportStar):
             found |= set(BUILTIN_EXCEPTIONS)  # any of them may be another class
         elif isinstance(n, (cst.Import, cst.ImportFrom)):

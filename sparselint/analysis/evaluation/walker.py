@@ -866,6 +866,8 @@ class Walker:
         hooks = self.hooks.get(type(node).__name__)
         if hooks:
             self.ctx.state = state
+            if self.ctx.node_memo:
+                self.ctx.node_memo.clear()
             for hook in hooks:
                 hook(node, self.ctx)
 

@@ -736,6 +736,9 @@ class Calls:
         if not params or _method_kind(scope) is not None:
             return None
         me = params[0].name.value
+        recv = inf.lookup(me, state)
+        if not isinstance(recv, Module):
+            return None  # not a model being built: its base's constructor is not followed
         q = inf.names.qualify(base)
         if q is not None:
             return self._torch_base_init(q, cst.Name(me), call, state)
@@ -743,9 +746,6 @@ class Calls:
         if found is None:
             return None
         method, there = found
-        recv = inf.lookup(me, state)
-        if not isinstance(recv, Module):
-            return None
         return _Target(method, f"{klass.name.value}.__init__", receiver=recv, receiver_path=me, walker=there,
                        summary=True)
 

@@ -537,3 +537,64 @@ def test_a_submodule_the_constructor_cannot_see_leaves_the_model_unknown(tmp_pat
         sparse_adam = torch.optim.SparseAdam(model.head.parameters())
     """}
     assert findings(tmp_path, files) == {("train.py", line_of(files["train.py"], "sparse_adam = "), "SPL403")}
+
+
+# -- layout guards written as helper functions --
+
+GUARDED = """
+    import torch
+    from graphs.utils import {helper}
+
+
+    def num_edges(adj):
+        if {helper}(adj):
+            return adj.{sparse_op}
+        return adj.{dense_op}
+
+
+    index = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    adj = torch.sparse_coo_tensor(index, torch.ones(3), (3, 3))
+    num_edges(adj)
+"""
+GUARD_HELPERS = """
+    import torch as th
+
+
+    def is_coo(t):
+        return t.layout == th.sparse_coo
+
+
+    def is_dense(t):
+        \"\"\"Strided, not sparse.\"\"\"
+        return not t.is_sparse
+
+
+    def is_sparse(t):
+        print("checking", t.shape)
+        return t.is_sparse
+
+
+    def is_big(t):
+        return t.numel() > 1000
+"""
+
+
+def test_a_layout_guard_in_a_helper_of_another_module_guards_the_caller(tmp_path):
+    helpers = {"graphs/__init__.py": "", "graphs/utils.py": GUARD_HELPERS}
+    guarded = GUARDED.format(helper="is_coo", sparse_op="_nnz()", dense_op="nonzero().size(0)")
+    assert findings(tmp_path / "a", {**helpers, "train.py": guarded}) == set()
+    swapped = GUARDED.format(helper="is_coo", sparse_op="nonzero().size(0)", dense_op="numel()")
+    assert findings(tmp_path / "b", {**helpers, "train.py": swapped}) == {
+        ("train.py", line_of(swapped, "nonzero"), "SPL503")}
+    negated = GUARDED.format(helper="is_dense", sparse_op="nonzero().size(0)", dense_op="_nnz()")
+    assert findings(tmp_path / "c", {**helpers, "train.py": negated}) == set()
+
+
+def test_a_helper_guard_after_other_statements_and_a_test_that_is_not_a_layout(tmp_path):
+    helpers = {"graphs/__init__.py": "", "graphs/utils.py": GUARD_HELPERS}
+    guarded = GUARDED.format(helper="is_sparse", sparse_op="_nnz()", dense_op="nonzero().size(0)")
+    assert findings(tmp_path / "a", {**helpers, "train.py": guarded}) == set()
+    # a size test says nothing of the layout: a small sparse tensor reaches `.nonzero()`
+    sized = GUARDED.format(helper="is_big", sparse_op="_nnz()", dense_op="nonzero().size(0)")
+    assert findings(tmp_path / "b", {**helpers, "train.py": sized}) == {
+        ("train.py", line_of(sized, "nonzero"), "SPL503")}

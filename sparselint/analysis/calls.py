@@ -1368,6 +1368,40 @@ class Calls:
         made = outcome.returned if outcome is not None else None
         return made if isinstance(made, Module) else shell
 
+    def helper_test(self, call: cst.Call, state) -> Optional[tuple]:
+        """`is_sparse_tensor(x)` as a branch test: a function of the project whose body ends
+        in its only `return <test>` (what comes before rebinds no parameter) -> (that test, its parameters -> the expressions the call passes, how
+        its module names things), so the test is read as if written at the call. None for
+        anything else."""
+        if any(a.star for a in call.args):
+            return None
+        target = self._target(call, state)
+        if not isinstance(target, _Target) or target.node is None or target.receiver is not None:
+            return None
+        node = target.node
+        if node.decorators or not isinstance(node.body, cst.IndentedBlock):
+            return None
+        body = node.body.body
+        last = body[-1] if body else None
+        if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
+            return None
+        returned = last.body[0]
+        if not isinstance(returned, cst.Return) or returned.value is None:
+            return None
+        params = parameters_of(node)
+        if (any(isinstance(n, (cst.Return, cst.Yield, cst.Await)) for st in body[:-1] for n in walk(st))
+                or not params.isdisjoint(assigned_names(body[:-1]))):
+            return None  # another way out, or the parameter rebound before the test
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        given: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(call.args):
+            name = a.keyword.value if a.keyword is not None else (positional[i] if i < len(positional) else None)
+            if name is None:
+                return None
+            given[name] = a.value
+        # a layout is named through the imports of the helper's module
+        return returned.value, given, (target.walker or self.walker).ctx.names.qualify
+
     def _run_backward(self, target: _Target, forward: _Result, state) -> None:
         """The `backward` of a custom autograd function, with its context holding what
         `forward` stored on it (`ctx.save_for_backward(t)` read back as `ctx.saved_tensors`,

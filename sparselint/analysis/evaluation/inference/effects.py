@@ -103,22 +103,37 @@ class Effects:
             return None
         return bool(v)
 
-    def refine(self, test: cst.BaseExpression, state: State, truth: bool) -> State:
-        """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`."""
+    def refine(self, test: cst.BaseExpression, state: State, truth: bool, given: Optional[dict] = None,
+               qualify=None) -> State:
+        """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`,
+        also written through a helper (`if is_sparse_tensor(x):`). `given`: inside such a
+        helper's test, its parameters -> the caller's arguments, and how its module qualifies
+        names."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.refine(test.expression, state, not truth)
+            return self.refine(test.expression, state, not truth, given, qualify)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and truth:
-            return self.refine(test.right, self.refine(test.left, state, True), True)
+            return self.refine(test.right, self.refine(test.left, state, True, given, qualify), True, given, qualify)
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and not truth:
+            return self.refine(test.right, self.refine(test.left, state, False, given, qualify), False, given, qualify)
+        if isinstance(test, cst.Call) and given is None and self.calls is not None:
+            helper = self.calls.helper_test(test, state)
+            if helper is not None:
+                return self.refine(helper[0], state, truth, helper[1], helper[2])
+            return state
         sparse, subject = None, None
         if isinstance(test, cst.Attribute) and test.attr.value == "is_sparse":
             subject, sparse = test.value, truth
         elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
               and isinstance(test.left, cst.Attribute) and test.left.attr.value == "layout"):
             op = test.comparisons[0].operator
-            layout = api.LAYOUT_NAMES.get(self.names.qualify(test.comparisons[0].comparator) or "")
+            layout = api.LAYOUT_NAMES.get((qualify or self.names.qualify)(test.comparisons[0].comparator) or "")
             if layout is not None and isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
                 equal = isinstance(op, (cst.Equal, cst.Is)) == truth
                 subject = test.left.value
+                if given is not None:
+                    subject = given.get(subject.value) if isinstance(subject, cst.Name) else None
+                    if subject is None:
+                        return state
                 sparse = (layout != "strided") if equal else (True if layout == "strided" else None)
                 held = self.tensor(subject, state)
                 path = dotted(subject)
@@ -129,6 +144,9 @@ class Effects:
                     out = state.copy()
                     out.bind(path, None)
                     return out
+        if given is not None and subject is not None:
+            # the helper's parameter stands for what the caller passed
+            subject = given.get(subject.value) if isinstance(subject, cst.Name) else None
         path = dotted(subject) if subject is not None else None
         if path is None or sparse is None:
             return state

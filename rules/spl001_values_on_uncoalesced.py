@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparselint.analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 from sparselint.rule import Rule
 
 from ._common import WRITES, method_call
@@ -62,6 +63,8 @@ class ValuesOnUncoalesced(Rule):
     code = "SPL001"
     name = "values-on-uncoalesced"
     error = "RuntimeError: Cannot get values on an uncoalesced tensor, please call .coalesce() first"
+    # a public function of a package whose layout test admits a COO parameter is a source too
+    prefilter = SPARSE_SOURCE_TOKENS + ("is_sparse", "sparse_coo")
     when = "line"
     hazards = ("01", "02", "03", "04", "47")
     fix_title = "Call `.coalesce()` before reading"
@@ -101,6 +104,12 @@ class ValuesOnUncoalesced(Rule):
         what = ctx.code(receiver)
         message = (f"`{what}.{method}()` on an uncoalesced sparse tensor raises "
                    f"`RuntimeError: Cannot get {method} on an uncoalesced tensor` at this line")
+        if t.admitted is not None:
+            # a public function: worded as what its contract admits
+            function, param, test = t.admitted
+            message = (f"`{function}({param})` raises `RuntimeError: Cannot get {method} on an uncoalesced tensor` "
+                       f"at this line for an uncoalesced COO `{param}` (any tensor straight from "
+                       f"`torch.sparse_coo_tensor`), which the layout test at line {ctx.position(test)[0]} admits")
         usage = ctx.usage(node)
         fix = None
         if usage not in WRITES:

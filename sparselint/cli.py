@@ -135,7 +135,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         excludes = tuple((file_config.exclude or []) + file_config.extend_exclude) + flags.extend_exclude
         click.echo(f"config file: {file_config.path or '(none)'}")
         click.echo(f"rules: {', '.join(r.code for r in settings.rules())}")
-        for name in ("select", "ignore", "extend_select", "fix", "unsafe_fixes", "per_file_ignores", "target_torch_version"):
+        for name in ("select", "ignore", "extend_select", "fix", "unsafe_fixes", "per_file_ignores", "target_torch_version",
+                     "api_entry_points"):
             click.echo(f"{name.replace('_', '-')}: {getattr(settings, name)!r}")
         click.echo(f"exclude: {excludes!r}\nrespect-gitignore: {flags.gitignore(file_config)}\noutput-format: {output_format}")
         return
@@ -332,6 +333,7 @@ class _Flags:
             per_file_ignores=tuple((k, tuple(v)) for k, v in sorted(pfi.items())),
             root=cfg.root,
             target_torch_version=cfg.target_torch_version or "",
+            api_entry_points=cfg.api_entry_points,
             file_timeout=self.file_timeout,
         )
 

@@ -22,6 +22,9 @@ SETTINGS = {
     "respect-gitignore": ("bool", "true", "Skip what `.gitignore` ignores beneath the named paths."),
     "target-torch-version": ("str", "\"\"", "The torch version the code runs on (\"2.13\"): it picks the table of "
                              "what each op supports; the newest by default."),
+    "api-entry-points": ("bool", "true", "Check each public function of a package as an entry point: what its "
+                         "own layout tests admit for a parameter (any sparse COO tensor, the uncoalesced ones "
+                         "included) is what callers outside the package may pass."),
     "fix": ("bool", "false", "Apply safe fixes in place, as `--fix` does."),
     "unsafe-fixes": ("bool", "false", "Also apply fixes that may change behaviour."),
     "output-format": ("str", '"concise"', "How findings are printed (see `--output-format`)."),

@@ -22,6 +22,8 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: str = ""
     target_torch_version: str = ""
+    # public functions of a package analysed as entry points (`api-entry-points`)
+    api_entry_points: bool = True
     file_timeout: float = 60.0
 
     def rules(self) -> tuple[type[Rule], ...]:
@@ -54,7 +56,7 @@ class Settings:
         """A stable description of everything that changes results, for the cache."""
         return repr((sorted(self.codes()), self.fix, self.unsafe_fixes, self.select, self.extend_select,
                      self.per_file_ignores, self.root if self.per_file_ignores else "",
-                     self.target_torch_version))
+                     self.target_torch_version, self.api_entry_points))
 
 
 def _matches(selector: str, rule) -> bool:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from . import source as src
 from . import notebook, pyparse, suppression
+from .analysis import entry
 from .analysis.torchops import optable
 from .config import Settings
 from .analysis.context import Context
@@ -79,14 +80,18 @@ def _once_elsewhere(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic
     return out
 
 
-def analyse(text: str, path: str, rules, dependencies: Optional[set] = None, torch_version: str = "") -> list[Diagnostic]:
+def analyse(text: str, path: str, rules, dependencies: Optional[set] = None, torch_version: str = "",
+            entry_points: bool = True) -> list[Diagnostic]:
     """Findings of the given rules on one source text (no suppression, no fixes); the other
     files they depend on are added to `dependencies`. `torch_version` picks the op table
-    (`target-torch-version`; the newest by default)."""
+    (`target-torch-version`; the newest by default); `entry_points` checks public functions
+    of a package as entry points (`api-entry-points`)."""
     token = optable.use(torch_version)
+    entries = entry.use(entry_points)
     try:
         return _analyse(text, path, rules, dependencies)
     finally:
+        entry.reset(entries)
         optable.reset(token)
 
 
@@ -186,6 +191,7 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
     def findings(t: str) -> list[Diagnostic]:
         sups: dict = {}  # read only when there is a finding: tokenizing costs more than the check
         version = settings.target_torch_version
+        entries = settings.api_entry_points
 
         def suppressed(d: Diagnostic) -> bool:
             # a finding inside another module that this file calls obeys that module's noqa
@@ -196,11 +202,11 @@ def check_text(text: str, path: str, settings: Settings, rules=None,
                 used_elsewhere.add((os.path.realpath(d.path), sups[d.path].directive_line(d.line), d.code))
             return hit
 
-        kept = [d for d in analyse(t, path, rules, dependencies, version) if not suppressed(d)]
+        kept = [d for d in analyse(t, path, rules, dependencies, version, entries) if not suppressed(d)]
         if timed_out(kept):
             return kept  # the budget is spent: no second pass
         if UNUSED_NOQA[0] in settings.extend_select or UNUSED_NOQA[0] in settings.select:
-            kept.extend(suppression.unused(t, path, analyse(t, path, rules, None, version), UNUSED_NOQA))
+            kept.extend(suppression.unused(t, path, analyse(t, path, rules, None, version, entries), UNUSED_NOQA))
         return kept
 
     diagnostics = findings(text)

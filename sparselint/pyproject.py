@@ -15,7 +15,7 @@ from .config import ConfigError, check_selectors
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
-    "respect-gitignore", "target-torch-version", "fix", "unsafe-fixes", "output-format",
+    "respect-gitignore", "target-torch-version", "fix", "unsafe-fixes", "output-format", "api-entry-points",
 }
 
 
@@ -30,6 +30,7 @@ class FileConfig:
     extend_exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True
     target_torch_version: Optional[str] = None
+    api_entry_points: bool = True
     fix: bool = False
     unsafe_fixes: bool = False
     output_format: Optional[str] = None
@@ -166,6 +167,8 @@ def _apply(cfg: FileConfig, table: dict) -> FileConfig:
         cfg.extend_exclude = _strings("extend-exclude", table["extend-exclude"])
     if "respect-gitignore" in table:
         cfg.respect_gitignore = _bool("respect-gitignore", table["respect-gitignore"])
+    if "api-entry-points" in table:
+        cfg.api_entry_points = _bool("api-entry-points", table["api-entry-points"])
     if "fix" in table:
         cfg.fix = _bool("fix", table["fix"])
     if "unsafe-fixes" in table:

@@ -147,9 +147,9 @@ def test_a_callee_is_analysed_once_per_distinct_facts(monkeypatch):
     from sparselint.analysis.evaluation import walker
     body = walker.Walker._body
 
-    def counting_body(self, node, outer, initial, silent, *rest):
+    def counting_body(self, node, outer, initial, silent, *rest, **keywords):
         walked.append((node.name.value, silent))
-        return body(self, node, outer, initial, silent, *rest)
+        return body(self, node, outer, initial, silent, *rest, **keywords)
 
     monkeypatch.setattr(walker.Walker, "_body", counting_body)
     codes("""
@@ -172,10 +172,10 @@ def test_a_dense_tensor_that_needs_no_grad_is_not_followed(monkeypatch):
     from sparselint.analysis.evaluation import walker
     body = walker.Walker._body
 
-    def counting_body(self, node, outer, initial, silent, *rest):
+    def counting_body(self, node, outer, initial, silent, *rest, **keywords):
         if not silent:
             walked.append(node.name.value)
-        return body(self, node, outer, initial, silent, *rest)
+        return body(self, node, outer, initial, silent, *rest, **keywords)
 
     monkeypatch.setattr(walker.Walker, "_body", counting_body)
     codes("""

@@ -45,6 +45,9 @@ class Tensor:
     # the sparse tensor whose `.values()` this is: the same storage, so an in-place write
     # here (`vals = s.values(); vals.mul_(2)`) is a write to `s.values()`
     values_of: Optional["Tensor"] = None
+    # a parameter of a public function whose own code admits this state for what callers
+    # pass: (function, parameter, the test that admits it)
+    admitted: Optional[tuple] = field(default=None, compare=False)
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     @property

@@ -22,6 +22,7 @@ from ...diagnostics import Evidence
 from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, join, join_all
 from .gradflags import UNKNOWN
 from ..project.models import project_index
+from ..entry import entry_point, package_marker
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -202,9 +203,18 @@ class Walker:
 
     def function(self, node: cst.FunctionDef, outer: dict[str, Fact], silent: bool = False,
                  initial: Optional[dict[str, Fact]] = None) -> State:
-        final, returned = self._body(node, outer, initial, silent)
+        entry = None
+        if not silent and initial is None and self.functions.get(node.name.value) is node:
+            # a public function of a package: its callers are outside the check
+            entry = entry_point(node, self.ctx.path, module_level=True)
+            # whether the file is a package's module decides it: adding or removing
+            # `__init__.py` changes the findings
+            self.ctx.dependencies.add(package_marker(self.ctx.path))
+        final, returned = self._body(node, outer, initial, silent, entry=entry)
         name = node.name.value
-        if name not in self.summaries and returned:
+        # what an entry point's callers may pass is not what this module's calls pass: its
+        # returns are no summary
+        if name not in self.summaries and returned and entry is None:
             fact = returned[0]
             for r in returned[1:]:
                 fact = join(fact, r)
@@ -229,11 +239,12 @@ class Walker:
             ctx.loops, ctx.statement, ctx.line_node, ctx.state, ctx.backward_after_call = saved
 
     def _body(self, node: cst.FunctionDef, outer: dict[str, Fact], initial, silent: bool, grad_enabled: bool = True,
-              saved=None):
+              saved=None, entry=None):
         locals_, backward = self._scope_summary(node)
         names = self.ctx.names.without(locals_)
         inference = self._inference(names, outer, locals_)
         inference.scope_node = node
+        inference.entry = entry
         inference.sparse_weights = self._sparse_weights(node, node.body.body if isinstance(node.body, cst.IndentedBlock) else (), names)
         decorated = self._decorated_grad_mode(node, names)
         inference.grad_enabled = grad_enabled if decorated is None else decorated

@@ -52,6 +52,9 @@ class Effects:
                 self._sparse_operand_effect("@", node.left, node.right, out, node)
                 self._sparse_operand_effect("@", node.right, node.left, out, node)
         self._bind_walrus(stmt, out)
+        if isinstance(stmt, cst.Assert):
+            # past an `assert`, its test holds (`assert adj.is_coalesced()`)
+            return self.refine(stmt.test, out, True)
         if isinstance(stmt, cst.Assign):
             for target in stmt.targets:
                 self._bind(target.target, value_fact, out, value)
@@ -104,25 +107,31 @@ class Effects:
         return bool(v)
 
     def refine(self, test: cst.BaseExpression, state: State, truth: bool, given: Optional[dict] = None,
-               qualify=None) -> State:
+               qualify=None, site: Optional[cst.BaseExpression] = None) -> State:
         """The facts inside a branch of `if x.is_sparse:` / `if x.layout == torch.strided:`,
         also written through a helper (`if is_sparse_tensor(x):`). `given`: inside such a
         helper's test, its parameters -> the caller's arguments, and how its module qualifies
-        names."""
+        names, and `site` the call of the helper."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.refine(test.expression, state, not truth, given, qualify)
+            return self.refine(test.expression, state, not truth, given, qualify, site)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and truth:
-            return self.refine(test.right, self.refine(test.left, state, True, given, qualify), True, given, qualify)
+            return self.refine(test.right, self.refine(test.left, state, True, given, qualify, site), True, given, qualify,
+                               site)
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and not truth:
-            return self.refine(test.right, self.refine(test.left, state, False, given, qualify), False, given, qualify)
+            return self.refine(test.right, self.refine(test.left, state, False, given, qualify, site), False, given,
+                               qualify, site)
+        if (isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "is_coalesced"
+                and not test.args):
+            return self._refine_coalesced(test.func.value, state, truth, given)
         if isinstance(test, cst.Call) and given is None and self.calls is not None:
             helper = self.calls.helper_test(test, state)
             if helper is not None:
-                return self.refine(helper[0], state, truth, helper[1], helper[2])
+                return self.refine(helper[0], state, truth, helper[1], helper[2], test)
             return state
         sparse, subject = None, None
+        coo = False  # the test says COO itself, not any sparse layout
         if isinstance(test, cst.Attribute) and test.attr.value == "is_sparse":
-            subject, sparse = test.value, truth
+            subject, sparse, coo = test.value, truth, truth  # True for the COO layout only
         elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
               and isinstance(test.left, cst.Attribute) and test.left.attr.value == "layout"):
             op = test.comparisons[0].operator
@@ -132,9 +141,11 @@ class Effects:
                 subject = test.left.value
                 if given is not None:
                     subject = given.get(subject.value) if isinstance(subject, cst.Name) else None
+                    given = None  # the caller's expression from here on
                     if subject is None:
                         return state
                 sparse = (layout != "strided") if equal else (True if layout == "strided" else None)
+                coo = equal and layout == "coo"
                 held = self.tensor(subject, state)
                 path = dotted(subject)
                 known = held.layout if held is not None and held.layout != "sparse" else None
@@ -150,12 +161,43 @@ class Effects:
         path = dotted(subject) if subject is not None else None
         if path is None or sparse is None:
             return state
+        if coo and self.entry is not None and path in self.entry.params and self.tensor(subject, state) is None:
+            return self._admitted(site if site is not None else test, path, state)
         old = self.tensor(subject, state) or Tensor()
         if sparse and old.is_sparse:
             return state
         out = state.copy()
         new = replace(old, layout="sparse" if sparse else "strided", coalesced=None if sparse else old.coalesced)
         out.env[path] = new if not sparse or old.layout is None else old
+        return out
+
+    def _admitted(self, test: cst.BaseExpression, param: str, state: State) -> State:
+        """A layout test of a public function narrows a parameter to COO: whatever COO
+        tensor a caller passes gets there, the uncoalesced one straight from
+        `torch.sparse_coo_tensor` included."""
+        t = Tensor(layout="coo", coalesced=False, origin="parameter", admitted=(self.entry.function, param, test),
+                   evidence=(Evidence.at(test, f"this layout test admits any sparse COO `{param}`, the uncoalesced "
+                                               "one straight from `torch.sparse_coo_tensor` included"),))
+        out = state.copy()
+        out.env[param] = t
+        return out
+
+    def _refine_coalesced(self, subject: cst.BaseExpression, state: State, truth: bool, given) -> State:
+        """`if s.is_coalesced():` / `assert s.is_coalesced()`: a COO tensor is coalesced in
+        the branch that says so, and not in the other."""
+        if given is not None:
+            subject = given.get(subject.value) if isinstance(subject, cst.Name) else None
+        path = dotted(subject) if subject is not None else None
+        if not path:
+            return state
+        old = self.tensor(subject, state)
+        if old is None and truth and self.fact(subject, state) is None:
+            # `is_coalesced()` answers for a sparse COO tensor only (a dense one raises)
+            old = Tensor(layout="coo")
+        if old is None or old.coalesced is truth or (old.layout is not None and not old.is_coo):
+            return state
+        out = state.copy()
+        out.env[path] = replace(old, coalesced=truth, admitted=old.admitted if not truth else None)
         return out
 
     def bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression, state: State) -> State:

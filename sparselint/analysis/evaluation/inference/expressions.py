@@ -47,6 +47,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         self.grad_enabled = True
         # the function whose body this inference reads (None for a module or class body)
         self.scope_node = None
+        # the entry point whose body this is (a public function of a package), if any
+        self.entry = None
         # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
         self.sparse_weights: dict[str, cst.Call] = {}
         # False when the source holds no `:=`: no statement needs a search for one

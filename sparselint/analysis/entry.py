@@ -1,0 +1,66 @@
+"""Public functions of a package analysed as entry points: a caller outside the package can
+pass what the function's own code admits.
+
+A library function gets its tensors from callers the check never sees. Where its own layout
+test narrows a parameter to sparse COO (`if adj.is_sparse:`), every such tensor is admitted
+there, the uncoalesced ones straight from `torch.sparse_coo_tensor` included, unless the
+function states otherwise (its docstring says the tensor is coalesced, or it asserts it).
+The `api-entry-points` setting turns this off.
+"""
+from __future__ import annotations
+
+import os
+import re
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from .cst.syntax import assigned_names
+
+_ENABLED: ContextVar[bool] = ContextVar("api_entry_points", default=True)
+# a docstring that states a requirement on coalescing: the caller has been told
+_STATED = re.compile(r"coalesc", re.I)
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    function: str
+    # parameters the body never rebinds: a layout test on one is a test of what was passed
+    params: frozenset
+
+
+def use(enabled: bool):
+    return _ENABLED.set(enabled)
+
+
+def reset(token) -> None:
+    _ENABLED.reset(token)
+
+
+def entry_point(node: cst.FunctionDef, path: str, module_level: bool) -> Optional[EntryPoint]:
+    """The entry point a module-level public function of a package is, or None."""
+    if not _ENABLED.get() or not module_level or node.name.value.startswith("_") or not in_package(path):
+        return None
+    if not isinstance(node.body, cst.IndentedBlock):
+        return None
+    doc = node.get_docstring()
+    if doc and _STATED.search(doc):
+        return None
+    p = node.params
+    params = frozenset(x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+    params -= assigned_names(node.body.body)
+    return EntryPoint(node.name.value, frozenset(params)) if params else None
+
+
+def in_package(path: str) -> bool:
+    """A module of a package (its folder has an `__init__.py`): library code, whose public
+    functions are called from outside. A script beside no `__init__.py` is not."""
+    return os.path.isfile(package_marker(path))
+
+
+def package_marker(path: str) -> str:
+    """The file whose presence makes `path` a module of a package (a dependency of its
+    results: creating or deleting it changes them)."""
+    return os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py")

@@ -1,0 +1,116 @@
+"""Public functions of a package checked as entry points (`api-entry-points`): a layout test
+that narrows a parameter to sparse COO admits the uncoalesced tensors callers outside the
+package pass, unless the function says otherwise. Real CLI runs on real files."""
+import re
+import textwrap
+
+from conftest import run_cli
+
+HELPERS = '''
+import torch
+
+
+def is_sparse_tensor(t):
+    return t.layout == torch.sparse_coo
+
+
+def degree(adj):
+    if adj.is_sparse:
+        return torch.bincount(adj.indices()[0])
+    return (adj != 0).sum(dim=1)
+
+
+def weights(adj):
+    if is_sparse_tensor(adj):
+        return adj.values()
+    return adj.flatten()
+
+
+def stated(adj):
+    """`adj`: a coalesced sparse COO adjacency."""
+    if adj.is_sparse:
+        return adj.values()
+    return adj
+
+
+def asserted(adj):
+    assert adj.is_coalesced()
+    if adj.is_sparse:
+        return adj.values()
+    return adj
+
+
+def tested(adj):
+    if adj.is_sparse and adj.is_coalesced():
+        return adj.indices()
+    return None
+
+
+def coalescing(adj):
+    if adj.is_sparse:
+        adj = adj.coalesce()
+        return adj.indices()
+    return None
+
+
+def _private(adj):
+    if adj.is_sparse:
+        return adj.indices()
+    return None
+'''
+
+
+def _write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def _findings(root, *args):
+    r = run_cli("--no-cache", "--output-format", "concise", *args, ".", cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return r.stdout
+
+
+def _lines(out):
+    return sorted((m.group(1), int(m.group(2)), m.group(3)) for m in re.finditer(r"^(\S+?):(\d+):\d+: (SPL\d+)", out, re.M))
+
+
+def _line(text, needle):
+    return next(i for i, line in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1) if needle in line)
+
+
+def test_a_layout_test_of_a_public_function_admits_uncoalesced_tensors(tmp_path):
+    _write(tmp_path, {"graphs/__init__.py": "", "graphs/ops.py": HELPERS})
+    out = _findings(tmp_path)
+    assert _lines(out) == [("graphs/ops.py", _line(HELPERS, "bincount(adj.indices()"), "SPL001"),
+                           ("graphs/ops.py", _line(HELPERS, "return adj.values()"), "SPL001")]
+    test_line = _line(HELPERS, "if adj.is_sparse:")
+    assert (f"`degree(adj)` raises `RuntimeError: Cannot get indices on an uncoalesced tensor` at this line for "
+            f"an uncoalesced COO `adj` (any tensor straight from `torch.sparse_coo_tensor`), which the layout test "
+            f"at line {test_line} admits") in out
+    assert "`weights(adj)` raises" in out  # the layout test written as a helper function
+
+
+def test_a_script_outside_a_package_and_the_setting_turned_off_are_not_entry_points(tmp_path):
+    _write(tmp_path / "script", {"ops.py": HELPERS})
+    assert _lines(_findings(tmp_path / "script")) == []
+    _write(tmp_path / "off", {"graphs/__init__.py": "", "graphs/ops.py": HELPERS,
+                              "pyproject.toml": "[tool.sparselint]\napi-entry-points = false\n"})
+    assert _lines(_findings(tmp_path / "off")) == []
+    assert len(_lines(_findings(tmp_path / "off", "--config", "api-entry-points = true"))) == 2
+    r = run_cli("config", "api-entry-points")
+    assert r.returncode == 0 and "entry point" in r.stdout and "Default value: true" in r.stdout
+    _write(tmp_path / "bad", {"pyproject.toml": "[tool.sparselint]\napi-entry-points = \"yes\"\n", "a.py": ""})
+    r = run_cli("--no-cache", ".", cwd=tmp_path / "bad")
+    assert r.returncode == 2 and "api-entry-points" in r.stderr
+
+
+def test_making_the_folder_a_package_changes_a_cached_result(tmp_path):
+    _write(tmp_path, {"graphs/ops.py": HELPERS})
+    first = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert _lines(first.stdout) == []
+    (tmp_path / "graphs" / "__init__.py").write_text("")
+    second = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert len(_lines(second.stdout)) == 2

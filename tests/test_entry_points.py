@@ -114,3 +114,41 @@ def test_making_the_folder_a_package_changes_a_cached_result(tmp_path):
     (tmp_path / "graphs" / "__init__.py").write_text("")
     second = run_cli("--output-format", "concise", ".", cwd=tmp_path)
     assert len(_lines(second.stdout)) == 2
+
+
+CLASSES = '''
+import torch
+
+
+class Propagate(torch.nn.Module):
+    def forward(self, x, adj):
+        if adj.is_sparse:
+            return adj.values()
+        return x
+
+    def _hidden(self, adj):
+        if adj.is_sparse:
+            return adj.values()
+        return adj
+
+    @staticmethod
+    def edges(adj):
+        if adj.is_sparse:
+            return adj.indices()
+        return adj.nonzero().t()
+
+
+class _Private:
+    def forward(self, adj):
+        if adj.is_sparse:
+            return adj.values()
+        return adj
+'''
+
+
+def test_the_public_methods_of_a_public_class_are_entry_points(tmp_path):
+    _write(tmp_path, {"graphs/__init__.py": "", "graphs/layers.py": CLASSES})
+    out = _findings(tmp_path)
+    assert _lines(out) == [("graphs/layers.py", _line(CLASSES, "return adj.values()"), "SPL001"),
+                           ("graphs/layers.py", _line(CLASSES, "return adj.indices()"), "SPL001")]
+    assert "`Propagate.forward(adj)` raises" in out and "`Propagate.edges(adj)` raises" in out

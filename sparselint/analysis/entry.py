@@ -39,8 +39,10 @@ def reset(token) -> None:
     _ENABLED.reset(token)
 
 
-def entry_point(node: cst.FunctionDef, path: str, module_level: bool) -> Optional[EntryPoint]:
-    """The entry point a module-level public function of a package is, or None."""
+def entry_point(node: cst.FunctionDef, path: str, module_level: bool, method: Optional[str] = None) -> Optional[EntryPoint]:
+    """The entry point a module-level public function of a package is, or a public method
+    of its public class `method` (the instance itself is not a parameter callers pass), or
+    None."""
     if not _ENABLED.get() or not module_level or node.name.value.startswith("_") or not in_package(path):
         return None
     if not isinstance(node.body, cst.IndentedBlock):
@@ -49,9 +51,13 @@ def entry_point(node: cst.FunctionDef, path: str, module_level: bool) -> Optiona
     if doc and _STATED.search(doc):
         return None
     p = node.params
-    params = frozenset(x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params))
+    positional = [*p.posonly_params, *p.params]
+    if method and not _static(node):
+        positional = positional[1:]
+    params = frozenset(x.name.value for x in (*positional, *p.kwonly_params))
     params -= assigned_names(node.body.body)
-    return EntryPoint(node.name.value, frozenset(params)) if params else None
+    name = f"{method}.{node.name.value}" if method else node.name.value
+    return EntryPoint(name, frozenset(params)) if params else None
 
 
 def in_package(path: str) -> bool:
@@ -64,3 +70,7 @@ def package_marker(path: str) -> str:
     """The file whose presence makes `path` a module of a package (a dependency of its
     results: creating or deleting it changes them)."""
     return os.path.join(os.path.dirname(os.path.abspath(path)), "__init__.py")
+
+
+def _static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)

@@ -194,19 +194,21 @@ class Walker:
             self_facts.update({k: v for k, v in final.env.items()
                                if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}
                                and not _mutable(v)})
+        # the public methods of a public class of the module are entry points too
+        api = self.classes.get(node.name.value) is node and not node.name.value.startswith("_")
         for m in methods:
             if m is not init:
-                self.function(m, outer, initial=self_facts)
+                self.function(m, outer, initial=self_facts, method=node.name.value if api else None)
         for st in node.body.body:
             if isinstance(st, cst.ClassDef):
                 self.klass(st, outer)
 
     def function(self, node: cst.FunctionDef, outer: dict[str, Fact], silent: bool = False,
-                 initial: Optional[dict[str, Fact]] = None) -> State:
+                 initial: Optional[dict[str, Fact]] = None, method: Optional[str] = None) -> State:
         entry = None
-        if not silent and initial is None and self.functions.get(node.name.value) is node:
-            # a public function of a package: its callers are outside the check
-            entry = entry_point(node, self.ctx.path, module_level=True)
+        if not silent and (method or (initial is None and self.functions.get(node.name.value) is node)):
+            # a public function or method of a package: its callers are outside the check
+            entry = entry_point(node, self.ctx.path, module_level=True, method=method)
             # whether the file is a package's module decides it: adding or removing
             # `__init__.py` changes the findings
             self.ctx.dependencies.add(package_marker(self.ctx.path))

@@ -5,6 +5,14 @@ uncoalesced: fresh from `torch.sparse_coo_tensor` (without `is_coalesced=True`),
 `nn.Embedding(sparse=True)`, the grad a sparse leaf gets from `torch.sparse.mm`, or a sparse
 parameter after an optimizer step or an in-place update.
 
+In a package, a public function or method is also checked as an entry point: where its own
+layout test (`if adj.is_sparse:`, `adj.layout == torch.sparse_coo`, or a helper function that
+returns such a test) narrows a parameter to COO, a caller may pass any COO tensor there, the
+uncoalesced one straight from `torch.sparse_coo_tensor` included. The finding then names the
+function and the test that admits it. A docstring that speaks of coalescing, an
+`assert adj.is_coalesced()` or a test of `is_coalesced()` says otherwise; the
+`api-entry-points` setting turns this off.
+
 ## Why is this bad?
 Both accessors refuse an uncoalesced tensor: the line raises
 `RuntimeError: Cannot get values on an uncoalesced tensor, please call .coalesce() first`

@@ -13,10 +13,10 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from .cst.syntax import sparse_embedding_weight
 from .cst.tree import walk
 from .evaluation.facts import LEAF, NOGRAD, Module, Tensor, union_flags
 from .evaluation.gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flags
-from .torchops import torchapi as api
 
 # what `origin` a base's weight carries when the constructor's `sparse` is not known
 BASE_WEIGHT = "base weight"
@@ -111,14 +111,7 @@ def functional_sparse(klass: cst.ClassDef, qualify: Callable) -> dict[str, cst.C
     their gradient is sparse whatever made them."""
     out: dict[str, cst.Call] = {}
     for node in walk(klass.body):
-        if type(node) is not cst.Call or qualify(node.func) not in api.FUNCTIONAL_EMBEDDINGS:
-            continue
-        sparse = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "sparse"), None)
-        if not (isinstance(sparse, cst.Name) and sparse.value == "True"):
-            continue
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        weight = positional[1] if len(positional) > 1 else next(
-            (a.value for a in node.args if a.keyword is not None and a.keyword.value == "weight"), None)
+        weight = sparse_embedding_weight(node, qualify)
         if isinstance(weight, cst.Attribute) and isinstance(weight.value, cst.Name) and weight.value.value == "self":
             out.setdefault(weight.attr.value, node)
     return out

@@ -179,6 +179,19 @@ _GRADLESS_CALLS = ("torch.optim.", "torch.nn.init.", "torch.nn.utils.clip_grad")
 _BINDING_PARENTS = frozenset({cst.AssignTarget, cst.AnnAssign})
 
 
+def sparse_embedding_weight(node: cst.CSTNode, qualify: Callable) -> Optional[cst.BaseExpression]:
+    """The weight `F.embedding(x, W, sparse=True)` (or `embedding_bag`) is passed, when the
+    node is such a call."""
+    if type(node) is not cst.Call or qualify(node.func) not in api.FUNCTIONAL_EMBEDDINGS:
+        return None
+    sparse = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "sparse"), None)
+    if not (isinstance(sparse, cst.Name) and sparse.value == "True"):
+        return None
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) > 1 else next(
+        (a.value for a in node.args if a.keyword is not None and a.keyword.value == "weight"), None)
+
+
 def sparse_embedding_weights(stmts: list, qualify: Callable) -> dict[str, cst.Call]:
     """Tensors a scope passes as the weight of `F.embedding(..., sparse=True)` (or
     `embedding_bag`), by path, with the first such call: their gradient is sparse whatever
@@ -190,14 +203,7 @@ def sparse_embedding_weights(stmts: list, qualify: Callable) -> dict[str, cst.Ca
     weights: set[int] = set()
 
     def visit(n: cst.CSTNode) -> None:
-        if type(n) is not cst.Call or qualify(n.func) not in api.FUNCTIONAL_EMBEDDINGS:
-            return
-        sparse = next((a.value for a in n.args if a.keyword is not None and a.keyword.value == "sparse"), None)
-        if not (isinstance(sparse, cst.Name) and sparse.value == "True"):
-            return
-        positional = [a.value for a in n.args if a.keyword is None and not a.star]
-        weight = positional[1] if len(positional) > 1 else next(
-            (a.value for a in n.args if a.keyword is not None and a.keyword.value == "weight"), None)
+        weight = sparse_embedding_weight(n, qualify)
         path = dotted(weight) if weight is not None else None
         if path:
             weights.add(id(weight))

@@ -64,6 +64,16 @@ class CoalescedFlagForced(Rule):
         flag = node.args[0].value
         if not (isinstance(flag, cst.Name) and flag.value == "True"):
             return
+        caller = ctx.caller_argument(mc[0])
+        if caller is not None:
+            # the caller's tensor: `_coalesced_` takes a COO tensor only, and callers build
+            # theirs with `torch.sparse_coo_tensor`, in whatever order their edges come
+            function, param = caller
+            ctx.report(self, node, f"`{function}({param})` marks the caller's COO `{param}` coalesced without sorting "
+                       "or merging its entries: for one straight from `torch.sparse_coo_tensor` with unsorted or "
+                       "repeated indices, `coalesce()`, CSR conversion and products then silently work on a "
+                       "scrambled matrix", suggestion=f"`{param} = {param}.coalesce()` (a no-op on a coalesced tensor)")
+            return
         t = ctx.tensor(mc[0])
         if t is None or not t.is_coo or t.coalesced is not False or t.origin != "constructor":
             return

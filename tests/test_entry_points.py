@@ -152,3 +152,30 @@ def test_the_public_methods_of_a_public_class_are_entry_points(tmp_path):
     assert _lines(out) == [("graphs/layers.py", _line(CLASSES, "return adj.values()"), "SPL001"),
                            ("graphs/layers.py", _line(CLASSES, "return adj.indices()"), "SPL001")]
     assert "`Propagate.forward(adj)` raises" in out and "`Propagate.edges(adj)` raises" in out
+
+
+FLAGS = '''
+def to_csr(adj):
+    return adj._coalesced_(True).to_sparse_csr()
+
+
+def sorted_to_csr(adj):
+    """`adj` must be coalesced already: its flag is only restated."""
+    return adj._coalesced_(True).to_sparse_csr()
+
+
+def rebuilt(adj):
+    adj = adj.coalesce()
+    return adj._coalesced_(True)
+
+
+def _internal(adj):
+    return adj._coalesced_(True)
+'''
+
+
+def test_a_public_function_that_forces_the_coalesced_flag_of_its_argument(tmp_path):
+    _write(tmp_path, {"graphs/__init__.py": "", "graphs/convert.py": FLAGS})
+    out = _findings(tmp_path)
+    assert _lines(out) == [("graphs/convert.py", _line(FLAGS, "return adj._coalesced_(True).to_sparse_csr()"), "SPL005")]
+    assert "`to_csr(adj)` marks the caller's COO `adj` coalesced without sorting or merging its entries" in out

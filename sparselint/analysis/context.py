@@ -123,6 +123,15 @@ class Context:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None
 
+    def caller_argument(self, node: cst.BaseExpression) -> Optional[tuple[str, str]]:
+        """(function, parameter) when `node` is a parameter of a public function being checked
+        as an entry point, still holding whatever a caller outside the package passed (nothing
+        is known of it): rules may then word what that function does to it as its contract."""
+        entry = getattr(self.inference, "entry", None)
+        if entry is None or not isinstance(node, cst.Name) or node.value not in entry.params:
+            return None
+        return (entry.function, node.value) if self.fact(node) is None else None
+
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The torch name an expression means, also through a name that holds a torch class
         or a `functools.partial` of one."""

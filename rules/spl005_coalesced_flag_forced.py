@@ -4,6 +4,11 @@ Checks for `t._coalesced_(True)` on a sparse COO tensor built from literal indic
 out of order or repeat an entry. (`_coalesced_` is a private call that graph libraries use to
 skip a sort they believe is done.)
 
+In a package, a public function or method that calls it on a parameter it never rebinds is
+also reported: the caller's tensor is marked, whatever order its entries come in. A docstring
+that speaks of coalescing (the caller has been told) silences it; so does
+`api-entry-points = false`.
+
 ## Why is this bad?
 `_coalesced_(True)` only sets the flag; it neither sorts nor merges the entries. Everything
 that trusts the flag then works on a scrambled matrix, silently: `coalesce()` returns the

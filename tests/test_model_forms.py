@@ -598,3 +598,39 @@ def test_a_helper_guard_after_other_statements_and_a_test_that_is_not_a_layout(t
     sized = GUARDED.format(helper="is_big", sparse_op="_nnz()", dense_op="nonzero().size(0)")
     assert findings(tmp_path / "b", {**helpers, "train.py": sized}) == {
         ("train.py", line_of(sized, "nonzero"), "SPL503")}
+
+
+def test_an_annotated_model_re_exported_by_a_package_in_a_module_another_calls(tmp_path):
+    # the class is named through the package's `__init__`, and the annotated function is
+    # analysed from the module that calls it, whose own body never ran
+    files = {
+        "models/__init__.py": "from .net import Net\n",
+        "models/net.py": """
+            import torch.nn as nn
+
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(10, 3, sparse=True)
+        """,
+        "helpers.py": """
+            import torch
+            from models import Net
+
+
+            def train(model: Net):
+                opt = torch.optim.Adam(model.parameters())
+                return opt
+        """,
+        "main.py": """
+            from helpers import train
+            from models import Net
+
+            train(Net())
+        """,
+    }
+    _write(tmp_path, files)
+    r = run_cli("--no-cache", "--output-format", "pylint", "main.py", cwd=tmp_path)
+    assert "SPL903" not in r.stdout and r.returncode == 1, r.stdout
+    assert findings(tmp_path, files) == {("helpers.py", line_of(files["helpers.py"], "opt = "), "SPL401")}

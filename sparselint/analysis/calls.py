@@ -1338,13 +1338,19 @@ class Calls:
     def default_instance(self, qualname: str, where: cst.CSTNode) -> Optional[Module]:
         """The instance of a model class its defaults build (`Model()`, a required argument
         not known): what its own methods, or a parameter annotated with it, see."""
+        from .project.models import project_index
         w = self.walker
         here = os.path.abspath(w.ctx.path)
-        file, _, name = qualname.rpartition("::")
+        info = project_index().module_class(qualname, w.ctx.path, text=w.ctx.source)
+        if info is None:
+            return None
+        # a class re-exported by a package, or named by its dotted path: where it is defined
+        file, name = info.path, info.name
+        qualname = f"{file}::{name}"
         shell = w.module_shell(qualname, where)
         if shell is None:
             return None
-        if os.path.abspath(file or here) == here and name in w.classes:
+        if file == here and name in w.classes:
             klass, there = w.classes[name], None
         else:
             found = self._foreign_class(qualname)
@@ -1356,7 +1362,8 @@ class Calls:
         call = cst.Call(func=cst.Name(name), args=_unknown_arguments(init))
         state = State()
         saved = w.ctx.inference
-        w.ctx.inference = w.module_inference or saved
+        # a module another one called into has no run of its own body: names as imported
+        w.ctx.inference = w.module_inference or saved or w._inference(w.ctx.names, {}, frozenset())
         try:
             if there is None:
                 target = self._class_target(name, call, state)

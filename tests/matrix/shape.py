@@ -30,6 +30,8 @@ SHAPES: list[Shape] = []
 def shape(form: str, point: str, kinds=None, codes=None, out_of_reach: str = ""):
     """Register a template: a function from a Variant to the files of its program."""
     def register(fn):
+        # a shape's name is its cells' id: two of one name would hide one of them
+        assert all(s.name != fn.__name__ for s in SHAPES), f"two shapes named {fn.__name__}"
         SHAPES.append(Shape(fn.__name__, form, point, fn, frozenset(kinds) if kinds else None,
                             frozenset(codes) if codes else None, out_of_reach))
         return fn

@@ -110,3 +110,35 @@ def submodule_module(v):
             ENTRY: "from encoders import Encoder\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
                    "        super().__init__()\n        self.encoder = Encoder()\n\n    def forward(self, x):\n"
                    f"        return self.encoder(x)\n\n\nmodel = Model()\n{v.sink('model')}\n"}
+
+
+@shape("`nn.ModuleList` built by a comprehension over sizes read at run time", "3", kinds=MODULE)
+def modulelist_comprehension(v):
+    return one(f"import os\n\n\nclass Fields(nn.Module):\n    def __init__(self, sizes):\n        super().__init__()\n"
+               f"        self.tables = nn.ModuleList([nn.Embedding(n, 4, sparse={v.flag}) for n in sizes])\n\n"
+               f"    def forward(self, x):\n        return sum(t(x) for t in self.tables)\n\n\n"
+               f"sizes = [int(s) for s in os.environ.get('FIELD_SIZES', '10,20').split(',')]\n"
+               f"model = Fields(sizes)\n{v.sink('model')}\n")
+
+
+@shape("`nn.ModuleDict` built by a comprehension, one table picked by key", "3", kinds=MODULE)
+def moduledict_comprehension_key(v):
+    return one(f"class Tables(nn.Module):\n    def __init__(self, sizes):\n        super().__init__()\n"
+               f"        self.tables = nn.ModuleDict({{name: nn.Embedding(n, 4, sparse={v.flag}) "
+               f"for name, n in sizes.items()}})\n\n\n"
+               "model = Tables({'user': 10, 'item': 20})\n" + v.sink("model.tables['user']") + "\n")
+
+
+@shape("base class in another module builds the embedding, subclass adds to it", "3", kinds=MODULE)
+def base_constructor_module(v):
+    return {"base.py": f"class Base(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+                       f"        self.emb = nn.Embedding(n, 4, sparse={v.flag})\n",
+            ENTRY: "from base import Base\n\n\nclass Ranker(Base):\n    def __init__(self):\n"
+                   "        super().__init__(10)\n        self.scale = 2.0\n\n    def forward(self, x):\n"
+                   f"        return self.emb(x) * self.scale\n\n\nmodel = Ranker()\n{v.sink('model')}\n"}
+
+
+@shape("`nn.Embedding` subclass without a constructor, in another module", "3", kinds=MODULE)
+def embedding_subclass_no_init_module(v):
+    return {"layers.py": "class Table(nn.Embedding):\n    pass\n",
+            ENTRY: f"from layers import Table\n\nemb = Table(10, 4, sparse={v.flag})\n{v.sink('emb')}\n"}

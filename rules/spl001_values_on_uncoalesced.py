@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 from sparselint.rule import Rule
 
 from ._common import WRITES, method_call
@@ -71,8 +70,8 @@ class ValuesOnUncoalesced(Rule):
     code = "SPL001"
     name = "values-on-uncoalesced"
     error = "RuntimeError: Cannot get values on an uncoalesced tensor, please call .coalesce() first"
-    # a public function of a package whose layout test admits a COO parameter is a source too
-    prefilter = SPARSE_SOURCE_TOKENS + ("is_sparse", "sparse_coo")
+    # in a package, a public function whose layout test admits a COO parameter is a source too
+    entry_prefilter = (("is_sparse", "sparse_coo"), ("values()", "indices()"))
     when = "line"
     hazards = ("01", "02", "03", "04", "47")
     fix_title = "Call `.coalesce()` before reading"

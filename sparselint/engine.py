@@ -50,6 +50,30 @@ def rule_tokens(rule) -> Tokens:
     return Tokens(rule.prefilter)
 
 
+class EntryTokens:
+    """The tokens that count only in a module of a package checked for its entry points:
+    per rule, groups of which a text must hold one token each."""
+
+    def __init__(self, rules: tuple):
+        self.groups = tuple((r, tuple(Tokens(g) for g in r.entry_prefilter)) for r in rules if r.entry_prefilter)
+        # what the reduction keeps as if it were a token: the layout tests
+        self.words = tuple(sorted({tok for r in rules for g in r.entry_prefilter[:1] for tok in g}))
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+    def rules_in(self, text) -> tuple:
+        return tuple(r for r, groups in self.groups if all(g.search(text) for g in groups))
+
+    def search(self, text) -> bool:
+        return bool(self.rules_in(text))
+
+
+@lru_cache(maxsize=None)
+def entry_tokens(rules: tuple) -> EntryTokens:
+    return EntryTokens(rules)
+
+
 def imported_code(text: str, path: str, tokens: Tokens, dependencies: Optional[set] = None):
     """Names this file imports from other modules of the project whose code holds a
     prefilter token, and that code: a hazard there can be set off by this file's facts."""
@@ -104,7 +128,15 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     # by the reduction as if they were tokens.
     extra, imported = imported_code(text, path, tokens, dependencies)
     texts = [text, *imported]
-    if not any(tokens.search(t) for t in texts):
+    # In a package's module, a public function's layout test is a source of its own (only
+    # there: the words are common, and other files' reductions never depend on them).
+    candidates = entry_tokens(tuple(rules))
+    entries = candidates.rules_in(text) if candidates and entry.enabled() and entry.in_package(path) else ()
+    if dependencies is not None and candidates and entry.enabled():
+        dependencies.add(entry.package_marker(path))
+    # names the reduction keeps, as if they were tokens
+    seeds = (*extra, *candidates.words) if entries else extra
+    if not entries and not any(tokens.search(t) for t in texts):
         return []
     # Python's parser first: what it refuses is reported at once, not after LibCST has
     # spent minutes and a gigabyte on it.
@@ -118,7 +150,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
         reduced = Reduced(text, None)
     else:
         try:
-            reduced = reduce_source(text, tokens, extra, verdict.tree)
+            reduced = reduce_source(text, tokens, seeds, verdict.tree)
         except Exception:  # the reduction is an optimisation; the full text is always right
             reduced = Reduced(text, None)
     if reduced.text is None:
@@ -131,18 +163,20 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
             return [_engine_diagnostic(TIMEOUT, path, f"skipped: line {line} holds an expression nested more than "
                                        f"{pyparse.MAX_DEPTH} levels deep, too deep to parse in reasonable time", line)]
     if reduced.tree is None:
-        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error)
+        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error,
+                               entries)
     from .analysis.project.models import project_index
     index = project_index()
     index.offer(path, text, reduced.tree)
     try:
-        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error)
+        return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error,
+                               entries)
     finally:
         index.withdraw(path, text)
 
 
 def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, dependencies,
-                    python_error: Optional[SyntaxError] = None) -> list[Diagnostic]:
+                    python_error: Optional[SyntaxError] = None, entries: tuple = ()) -> list[Diagnostic]:
     try:
         module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as exc:
@@ -158,7 +192,9 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         ctx = Context(path, text, Names.from_module(module), module)
         ctx.imported = frozenset(extra)
         ctx.tokens = tokens
-        instances = [r() for r in rules if any(rule_tokens(r).search(t) for t in texts)]
+        # a rule runs where its tokens are, or where the entry points of a package's module
+        # hold its source
+        instances = [r() for r in rules if r in entries or any(rule_tokens(r).search(t) for t in texts)]
         hooks: dict[str, list[Callable]] = defaultdict(list)
         for rule in instances:
             for attr in dir(rule):

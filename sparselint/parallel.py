@@ -23,9 +23,10 @@ def _check_batch(args: tuple[list[str], Settings]) -> list[tuple[FileResult, Opt
 
 
 def _prefilter_and_check(path: str, settings: Settings, rules=None) -> tuple[FileResult, Optional[set]]:
-    from .engine import check_file, prefilter_tokens
+    from .engine import check_file, entry_tokens, prefilter_tokens
     deps: set = set()
-    if not settings.per_file_ignores and _cannot_match(path, prefilter_tokens(settings.rules()), deps):
+    entries = entry_tokens(settings.rules()) if settings.api_entry_points else None
+    if not settings.per_file_ignores and _cannot_match(path, prefilter_tokens(settings.rules()), deps, entries):
         return FileResult(path=path), deps
     try:
         return check_file(path, settings, rules), None
@@ -77,9 +78,10 @@ def _size(path: str) -> int:
         return 0
 
 
-def _cannot_match(path: str, tokens: Tokens, dependencies: set) -> bool:
-    """A clean UTF-8 file without any prefilter string: nothing to parse, nothing to find.
-    The project modules it imports are added to `dependencies`."""
+def _cannot_match(path: str, tokens: Tokens, dependencies: set, entries: Optional[Tokens] = None) -> bool:
+    """A clean UTF-8 file without any prefilter string (nor, in a package's module, any
+    token of its entry points): nothing to parse, nothing to find. The project modules it
+    imports are added to `dependencies`."""
     from .engine import imported_code
     try:
         with open(path, "rb") as fh:
@@ -88,6 +90,11 @@ def _cannot_match(path: str, tokens: Tokens, dependencies: set) -> bool:
         return False
     if path.endswith(".ipynb") or b"\0" in data or tokens.search(data):
         return False
+    if entries and entries.search(data):
+        from .analysis.entry import in_package, package_marker
+        dependencies.add(package_marker(path))  # becoming a package's module changes it
+        if in_package(path):
+            return False
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -30,6 +30,10 @@ class Rule:
     # (forms in `sparselint.tokens`: `name`, `prefix*`, `owner.attr`, `keyword=value`, and
     # `...()` for callee-only); by default, every source of a sparse fact.
     prefilter: ClassVar[tuple[str, ...]] = SPARSE_SOURCE_TOKENS
+    # Tokens that count only in a module of a package checked for its entry points
+    # (`api-entry-points`), where a public function's own layout test is the source: groups
+    # of tokens, of which the file must hold one of each (a layout test and what fails).
+    entry_prefilter: ClassVar[tuple[tuple[str, ...], ...]] = ()
     # Small examples beside the code: `valid` must stay silent, each `invalid` must be
     # flagged on the lines marked `# SPLnnn`.
     valid: ClassVar[tuple[str, ...]] = ()

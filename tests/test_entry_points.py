@@ -179,3 +179,10 @@ def test_a_public_function_that_forces_the_coalesced_flag_of_its_argument(tmp_pa
     out = _findings(tmp_path)
     assert _lines(out) == [("graphs/convert.py", _line(FLAGS, "return adj._coalesced_(True).to_sparse_csr()"), "SPL005")]
     assert "`to_csr(adj)` marks the caller's COO `adj` coalesced without sorting or merging its entries" in out
+
+
+def test_a_private_module_or_a_module_of_a_private_package_has_no_entry_points(tmp_path):
+    _write(tmp_path, {"graphs/__init__.py": "", "graphs/_ops.py": HELPERS,
+                      "graphs/_impl/__init__.py": "", "graphs/_impl/ops.py": HELPERS,
+                      "graphs/public/__init__.py": "", "graphs/public/ops.py": HELPERS})
+    assert {f for f, _, _ in _lines(_findings(tmp_path))} == {"graphs/public/ops.py"}

@@ -31,6 +31,10 @@ class EntryPoint:
     params: frozenset
 
 
+def enabled() -> bool:
+    return _ENABLED.get()
+
+
 def use(enabled: bool):
     return _ENABLED.set(enabled)
 
@@ -61,9 +65,25 @@ def entry_point(node: cst.FunctionDef, path: str, module_level: bool, method: Op
 
 
 def in_package(path: str) -> bool:
-    """A module of a package (its folder has an `__init__.py`): library code, whose public
-    functions are called from outside. A script beside no `__init__.py` is not."""
-    return os.path.isfile(package_marker(path))
+    """A public module of a package (its folder has an `__init__.py`): library code, whose
+    public functions are called from outside. A script beside no `__init__.py` is not, nor
+    a private module (`_utils.py`) or a module of a private package (`pkg/_impl/ops.py`):
+    what they define is the package's own business."""
+    if not os.path.isfile(package_marker(path)):
+        return False
+    here = os.path.abspath(path)
+    stem = os.path.splitext(os.path.basename(here))[0]
+    if stem.startswith("_") and stem != "__init__":
+        return False
+    folder = os.path.dirname(here)
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        if os.path.basename(folder).startswith("_"):
+            return False
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return True
 
 
 def package_marker(path: str) -> str:

@@ -131,8 +131,11 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     # In a package's module, a public function's layout test is a source of its own (only
     # there: the words are common, and other files' reductions never depend on them).
     candidates = entry_tokens(tuple(rules))
-    entries = candidates.rules_in(text) if candidates and entry.enabled() and entry.in_package(path) else ()
-    if dependencies is not None and candidates and entry.enabled():
+    public = entry.public_module(path)
+    entries = candidates.rules_in(text) if candidates and public else ()
+    if dependencies is not None and entry.enabled():
+        # whether the file is a package's module decides it: creating or deleting
+        # `__init__.py` changes the findings
         dependencies.add(entry.package_marker(path))
     # names the reduction keeps, as if they were tokens
     seeds = (*extra, *candidates.words) if entries else extra
@@ -164,19 +167,19 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
                                        f"{pyparse.MAX_DEPTH} levels deep, too deep to parse in reasonable time", line)]
     if reduced.tree is None:
         return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error,
-                               entries)
+                               entries, public)
     from .analysis.project.models import project_index
     index = project_index()
     index.offer(path, text, reduced.tree)
     try:
         return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error,
-                               entries)
+                               entries, public)
     finally:
         index.withdraw(path, text)
 
 
 def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, dependencies,
-                    python_error: Optional[SyntaxError] = None, entries: tuple = ()) -> list[Diagnostic]:
+                    python_error: Optional[SyntaxError] = None, entries: tuple = (), public: bool = False) -> list[Diagnostic]:
     try:
         module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as exc:
@@ -192,6 +195,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         ctx = Context(path, text, Names.from_module(module), module)
         ctx.imported = frozenset(extra)
         ctx.tokens = tokens
+        ctx.public_module = public
         # a rule runs where its tokens are, or where the entry points of a package's module
         # hold its source
         instances = [r() for r in rules if r in entries or any(rule_tokens(r).search(t) for t in texts)]

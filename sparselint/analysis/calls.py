@@ -118,6 +118,8 @@ class Calls:
         self._foreign: dict[str, Optional[object]] = {}
         self._literal_sources: dict[tuple, bool] = {}
         self._module_writes: dict[tuple, bool] = {}
+        # a function -> the test its body ends by returning, when that is all it decides
+        self._tests: dict[cst.FunctionDef, Optional[cst.BaseExpression]] = {}
         # a model class of another module -> (that module's walker, the class, ...)
         self._models: dict[str, Optional[tuple]] = {}
         self._stores: Optional[frozenset] = None
@@ -329,10 +331,9 @@ class Calls:
         """A call of a class of this file: its `__init__` run on a new instance (the generated
         one of a record)."""
         w = self.walker
-        inf = w.ctx.inference
         klass = w.classes[name]
         init = w.method(klass, "__init__")
-        module = w.module_of_class(name, call, inf, state)
+        module = w.module_of_class(name, call)
         if module is None and records.record_kind(klass) is not None and not _defines(klass, "__init__"):
             # the generated `__init__` of a record, not one a base defines
             return _Target(None, name, klass=klass, makes="instance")
@@ -1325,10 +1326,7 @@ class Calls:
         info = project_index().module_class(receiver.cls, self.walker.ctx.path, text=self.walker.ctx.source)
         effects = {}
         if info is not None and info.torch_base is not None:
-            inf = self.walker.ctx.inference
-            w = self.walker
-            with w.evaluating(inf):
-                made = self._torch_base_init(info.torch_base, cst.Name("self"), call, State(env={"self": receiver}))
+            made = self._torch_base_init(info.torch_base, cst.Name("self"), call, State(env={"self": receiver}))
             if made is None:
                 return Outcome(returned=receiver)
             effects = made.effects
@@ -1377,28 +1375,20 @@ class Calls:
 
     def helper_test(self, call: cst.Call, state) -> Optional[tuple]:
         """`is_sparse_tensor(x)` as a branch test: a function of the project whose body ends
-        in its only `return <test>` (what comes before rebinds no parameter) -> (that test, its parameters -> the expressions the call passes, how
-        its module names things), so the test is read as if written at the call. None for
-        anything else."""
+        in its only `return <test>` (what comes before rebinds no parameter) -> (that test,
+        its parameters -> the expressions the call passes, how its module names things), so
+        the test is read as if written at the call. None for anything else."""
         if any(a.star for a in call.args):
             return None
         target = self._target(call, state)
         if not isinstance(target, _Target) or target.node is None or target.receiver is not None:
             return None
         node = target.node
-        if node.decorators or not isinstance(node.body, cst.IndentedBlock):
+        if node not in self._tests:
+            self._tests[node] = _returned_test(node)
+        returned = self._tests[node]
+        if returned is None:
             return None
-        body = node.body.body
-        last = body[-1] if body else None
-        if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
-            return None
-        returned = last.body[0]
-        if not isinstance(returned, cst.Return) or returned.value is None:
-            return None
-        params = parameters_of(node)
-        if (any(isinstance(n, (cst.Return, cst.Yield, cst.Await)) for st in body[:-1] for n in walk(st))
-                or not params.isdisjoint(assigned_names(body[:-1]))):
-            return None  # another way out, or the parameter rebound before the test
         positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         given: dict[str, cst.BaseExpression] = {}
         for i, a in enumerate(call.args):
@@ -1407,7 +1397,7 @@ class Calls:
                 return None
             given[name] = a.value
         # a layout is named through the imports of the helper's module
-        return returned.value, given, (target.walker or self.walker).ctx.names.qualify
+        return returned, given, (target.walker or self.walker).ctx.names.qualify
 
     def _run_backward(self, target: _Target, forward: _Result, state) -> None:
         """The `backward` of a custom autograd function, with its context holding what
@@ -2060,3 +2050,21 @@ def _unknown_arguments(init: Optional[cst.FunctionDef]) -> list:
     out += [cst.Arg(cst.Name("__unknown_argument__"), keyword=cst.Name(x.name.value))
             for x in p.kwonly_params if x.default is None]
     return out
+
+
+def _returned_test(node: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """What a function's body ends by returning, when that `return` is its only way out and
+    nothing before it rebinds a parameter: a test the caller can read as its own."""
+    if node.decorators or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    body = node.body.body
+    last = body[-1] if body else None
+    if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1:
+        return None
+    returned = last.body[0]
+    if not isinstance(returned, cst.Return) or returned.value is None:
+        return None
+    if (any(isinstance(n, (cst.Return, cst.Yield, cst.Await)) for st in body[:-1] for n in walk(st))
+            or not parameters_of(node).isdisjoint(assigned_names(body[:-1]))):
+        return None  # another way out, or the parameter rebound before the test
+    return returned.value

@@ -44,6 +44,8 @@ class Context:
         # what rules share while they look at one node in one state (the op table's verdict
         # of a call, which four rules read): emptied before the next node's rules run
         self.node_memo: dict = {}
+        # a public module of a package: its public functions are entry points (entry.py)
+        self.public_module = False
         self.scope: Optional[Scope] = None
         self.inference = None
         self.loops: list[cst.CSTNode] = []

@@ -43,13 +43,11 @@ def reset(token) -> None:
     _ENABLED.reset(token)
 
 
-def entry_point(node: cst.FunctionDef, path: str, module_level: bool, method: Optional[str] = None) -> Optional[EntryPoint]:
-    """The entry point a module-level public function of a package is, or a public method
-    of its public class `method` (the instance itself is not a parameter callers pass), or
-    None."""
-    if not _ENABLED.get() or not module_level or node.name.value.startswith("_") or not in_package(path):
-        return None
-    if not isinstance(node.body, cst.IndentedBlock):
+def entry_point(node: cst.FunctionDef, method: Optional[str] = None) -> Optional[EntryPoint]:
+    """The entry point a module-level public function of a public module of a package is
+    (`public_module` says the module is one), or a public method of its public class
+    `method` (the instance itself is not a parameter callers pass), or None."""
+    if node.name.value.startswith("_") or not isinstance(node.body, cst.IndentedBlock):
         return None
     doc = node.get_docstring()
     if doc and _STATED.search(doc):
@@ -62,6 +60,11 @@ def entry_point(node: cst.FunctionDef, path: str, module_level: bool, method: Op
     params -= assigned_names(node.body.body)
     name = f"{method}.{node.name.value}" if method else node.name.value
     return EntryPoint(name, frozenset(params)) if params else None
+
+
+def public_module(path: str) -> bool:
+    """Whether the public functions of the module at `path` are checked as entry points."""
+    return _ENABLED.get() and in_package(path)
 
 
 def in_package(path: str) -> bool:

@@ -8,6 +8,7 @@ in that statement is called with a `Context` that answers questions at that poin
 """
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Optional
@@ -22,7 +23,7 @@ from ...diagnostics import Evidence
 from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, join, join_all
 from .gradflags import UNKNOWN
 from ..project.models import project_index
-from ..entry import entry_point, package_marker
+from ..entry import entry_point
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -30,7 +31,6 @@ from ..cst.syntax import assigned_names, backward_calls_in_block, parameters_of,
 from ..cst.tree import children, walk
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
 _NOT_ENTERED_TYPES = frozenset(_NOT_ENTERED)
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
 _NO_VALUE = object()  # a bare `return`
@@ -68,7 +68,6 @@ class Walker:
         self.scopes = Scopes(module, ctx.source)
         self.calls = Calls(self)
         self.module_inference: Optional[Inference] = None
-        self._class_modules: dict[tuple, Optional[Module]] = {}
         self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
@@ -178,7 +177,6 @@ class Walker:
         module = None
         if self.classes.get(node.name.value) is node and project_index().may_own_parameters(
                 node.name.value, self.ctx.path, self.ctx.source):
-            import os
             module = self.calls.default_instance(f"{os.path.abspath(self.ctx.path)}::{node.name.value}", node)
         if module is not None:
             self_facts["self"] = module
@@ -206,12 +204,10 @@ class Walker:
     def function(self, node: cst.FunctionDef, outer: dict[str, Fact], silent: bool = False,
                  initial: Optional[dict[str, Fact]] = None, method: Optional[str] = None) -> State:
         entry = None
-        if not silent and (method or (initial is None and self.functions.get(node.name.value) is node)):
+        if self.ctx.public_module and not silent and (
+                method or (initial is None and self.functions.get(node.name.value) is node)):
             # a public function or method of a package: its callers are outside the check
-            entry = entry_point(node, self.ctx.path, module_level=True, method=method)
-            # whether the file is a package's module decides it: adding or removing
-            # `__init__.py` changes the findings
-            self.ctx.dependencies.add(package_marker(self.ctx.path))
+            entry = entry_point(node, method)
         final, returned = self._body(node, outer, initial, silent, entry=entry)
         name = node.name.value
         # what an entry point's callers may pass is not what this module's calls pass: its
@@ -433,11 +429,10 @@ class Walker:
         finally:
             self.ctx.inference = saved
 
-    def module_of_class(self, name: str, call: Optional[cst.Call] = None, inference=None, state=None) -> Optional[Module]:
+    def module_of_class(self, name: str, where: cst.CSTNode) -> Optional[Module]:
         """An instance of an `nn.Module` class of this file before its constructor runs (what
         it is made of is known once `__init__` has run: calls.py); None for other classes."""
-        import os
-        return self.module_shell(f"{os.path.abspath(self.ctx.path)}::{name}", call if call is not None else self.classes[name])
+        return self.module_shell(f"{os.path.abspath(self.ctx.path)}::{name}", where)
 
     def module_shell(self, qualname: str, where: cst.CSTNode) -> Optional[Module]:
         index = project_index()
@@ -445,7 +440,6 @@ class Walker:
         self.ctx.dependencies.update(index.missing)
         if info is None:
             return None
-        import os
         self.ctx.dependencies.update(info.files)
         return Module(kind=info.name, flags=UNKNOWN, parts=None, cls=qualname, evidence=(
             Evidence.at(where, f"an instance of `{info.name}` ({os.path.basename(info.path)}:{info.line})"),))

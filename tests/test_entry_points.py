@@ -57,6 +57,21 @@ def _private(adj):
     if adj.is_sparse:
         return adj.indices()
     return None
+
+
+def rebound_first(adj):
+    adj = adj.coalesce() if adj.is_sparse else adj
+    if adj.is_sparse:
+        return adj.indices()
+    return None
+
+
+def rebound_in_one_branch(adj, merge):
+    if merge:
+        adj = adj.coalesce()
+    if adj.is_sparse:
+        return adj.values()
+    return None
 '''
 
 
@@ -155,6 +170,9 @@ def test_the_public_methods_of_a_public_class_are_entry_points(tmp_path):
 
 
 FLAGS = '''
+import torch
+
+
 def to_csr(adj):
     return adj._coalesced_(True).to_sparse_csr()
 
@@ -169,6 +187,20 @@ def rebuilt(adj):
     return adj._coalesced_(True)
 
 
+def to_edges(adj):
+    if adj.layout == torch.sparse_coo:
+        adj = adj._coalesced_(True)
+        return adj.indices()
+    return adj.to_sparse_coo().indices()
+
+
+def to_edges_sorted(adj):
+    if adj.layout == torch.sparse_coo:
+        adj = adj.coalesce()._coalesced_(True)
+        return adj.indices()
+    return adj.to_sparse_coo().indices()
+
+
 def _internal(adj):
     return adj._coalesced_(True)
 '''
@@ -177,8 +209,11 @@ def _internal(adj):
 def test_a_public_function_that_forces_the_coalesced_flag_of_its_argument(tmp_path):
     _write(tmp_path, {"graphs/__init__.py": "", "graphs/convert.py": FLAGS})
     out = _findings(tmp_path)
-    assert _lines(out) == [("graphs/convert.py", _line(FLAGS, "return adj._coalesced_(True).to_sparse_csr()"), "SPL005")]
+    assert _lines(out) == [("graphs/convert.py", _line(FLAGS, "return adj._coalesced_(True).to_sparse_csr()"), "SPL005"),
+                           ("graphs/convert.py", _line(FLAGS, "adj = adj._coalesced_(True)"), "SPL005")]
     assert "`to_csr(adj)` marks the caller's COO `adj` coalesced without sorting or merging its entries" in out
+    # a parameter rebound after its layout test still held the caller's tensor there
+    assert "`to_edges(adj)` marks the caller's COO `adj` coalesced" in out
 
 
 def test_a_private_module_or_a_module_of_a_private_package_has_no_entry_points(tmp_path):

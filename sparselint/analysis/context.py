@@ -12,6 +12,7 @@ from .evaluation.facts import Fact, Tensor
 from .cst.names import Names, dotted
 from ..source import split_lines
 from .cst.tree import Order
+from .entry import caller_key
 from .. import notebook
 from .cst.syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
                      reads_of)
@@ -130,9 +131,15 @@ class Context:
         as an entry point, still holding whatever a caller outside the package passed (nothing
         is known of it): rules may then word what that function does to it as its contract."""
         entry = getattr(self.inference, "entry", None)
-        if entry is None or not isinstance(node, cst.Name) or node.value not in entry.params:
+        if entry is None or not isinstance(node, cst.Name):
             return None
-        return (entry.function, node.value) if self.fact(node) is None else None
+        name = node.value
+        if name not in entry.params and (self.state is None or caller_key(name) not in self.state.env):
+            return None
+        fact = self.fact(node)
+        if fact is None or (isinstance(fact, Tensor) and fact.admitted is not None and fact.admitted[1] == name):
+            return entry.function, name
+        return None
 
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The torch name an expression means, also through a name that holds a torch class

@@ -29,6 +29,9 @@ class EntryPoint:
     function: str
     # parameters the body never rebinds: a layout test on one is a test of what was passed
     params: frozenset
+    # parameters the body rebinds somewhere: a test on one is a test of what was passed until
+    # the first rebinding on the path to it (tracked in the state, see `caller_key`)
+    rebound: frozenset = frozenset()
 
 
 def enabled() -> bool:
@@ -57,9 +60,16 @@ def entry_point(node: cst.FunctionDef, method: Optional[str] = None) -> Optional
     if method and not _static(node):
         positional = positional[1:]
     params = frozenset(x.name.value for x in (*positional, *p.kwonly_params))
-    params -= assigned_names(node.body.body)
+    rebound = params & assigned_names(node.body.body)
     name = f"{method}.{node.name.value}" if method else node.name.value
-    return EntryPoint(name, frozenset(params)) if params else None
+    return EntryPoint(name, params - rebound, rebound) if params else None
+
+
+def caller_key(param: str) -> str:
+    """The state key that says `param` still holds what the caller passed: set on entry,
+    dropped by the state when the name is rebound, kept where every path kept it. No
+    access path starts with a NUL, so no fact is ever read or written under it."""
+    return "\0" + param
 
 
 def public_module(path: str) -> bool:

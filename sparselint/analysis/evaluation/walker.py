@@ -23,7 +23,7 @@ from ...diagnostics import Evidence
 from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, join, join_all
 from .gradflags import UNKNOWN
 from ..project.models import project_index
-from ..entry import entry_point
+from ..entry import caller_key, entry_point
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -264,6 +264,8 @@ class Walker:
                 if k.split(".")[0] in written and k not in state.env:
                     state.env[k] = v
         self._annotated_models(node, state)
+        for param in entry.rebound if entry is not None else ():
+            state.env[caller_key(param)] = Const(True)
         inference.enter(state)
         self.silent += silent
         try:

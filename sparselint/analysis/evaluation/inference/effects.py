@@ -14,6 +14,7 @@ from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module
                      attr_of, element_of, join_all, union_flags, union_params)
 from ..gradflags import NONE as NO_GRADS
 from ...cst.names import dotted
+from ...entry import caller_key
 from ...cst.tree import children
 
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
@@ -161,7 +162,8 @@ class Effects:
         path = dotted(subject) if subject is not None else None
         if path is None or sparse is None:
             return state
-        if coo and self.entry is not None and path in self.entry.params and self.tensor(subject, state) is None:
+        if coo and self.entry is not None and self.tensor(subject, state) is None and (
+                path in self.entry.params or caller_key(path) in state.env):
             return self._admitted(site if site is not None else test, path, state)
         old = self.tensor(subject, state) or Tensor()
         if sparse and old.is_sparse:

@@ -23,6 +23,8 @@ class State:
         for key in [k for k in self.env if k.startswith(prefix)]:
             del self.env[key]
         self.saved.pop(path, None)
+        # a rebound entry-point parameter no longer holds what the caller passed
+        self.env.pop("\0" + path, None)
         if fact is None:
             self.env.pop(path, None)
         else:

@@ -1258,7 +1258,7 @@ class Calls:
             return None
         if target.backward is not None and self.walker.ctx.backward_follows(site):
             # autograd runs it only when a backward comes after the call
-            self._run_backward(target, result, state)
+            self._run_backward(target, result, call, state)
         outcome = Outcome()
         if result.untracked:
             # whatever the call was given may have changed in ways not followed: forget it
@@ -1399,15 +1399,27 @@ class Calls:
         # a layout is named through the imports of the helper's module
         return returned, given, (target.walker or self.walker).ctx.names.qualify
 
-    def _run_backward(self, target: _Target, forward: _Result, state) -> None:
+    def autograd_function(self, call: cst.Call, state) -> Optional[tuple[cst.FunctionDef, cst.FunctionDef]]:
+        """(forward, backward) of the custom autograd function `Fn.apply(...)` runs, when both
+        are known static methods."""
+        target = self._target(call, state)
+        if not isinstance(target, _Target) or target.backward is None:
+            return None
+        return target.node, target.backward
+
+    def _run_backward(self, target: _Target, forward: _Result, call: cst.Call, state) -> None:
         """The `backward` of a custom autograd function, with its context holding what
         `forward` stored on it (`ctx.save_for_backward(t)` read back as `ctx.saved_tensors`,
-        `ctx.scale = ...`). Autograd runs it without grad, as `loss.backward()` does."""
+        `ctx.scale = ...`) and which inputs need a gradient (`ctx.needs_input_grad`). Autograd
+        runs it without grad, as `loss.backward()` does."""
         from .torchops.torchapi import AUTOGRAD_CTX
         first = [*target.node.params.posonly_params, *target.node.params.params][0].name.value
         prefix = first + "."
         attrs = tuple((k[len(prefix):], v) for k, v in forward.effects.items()
                       if k.startswith(prefix) and "." not in k[len(prefix):] and v is not None)
+        needs = self._needs_input_grad(call, state)
+        if needs is not None:
+            attrs += (("needs_input_grad", needs),)
         ctx_fact = Instance(cls=AUTOGRAD_CTX, attrs=attrs)
         params = [*target.backward.params.posonly_params, *target.backward.params.params]
         if not params or not _relevant(ctx_fact) or target.backward in _ACTIVE or len(_ACTIVE) >= MAX_DEPTH:
@@ -1415,6 +1427,19 @@ class Calls:
         inf = self.walker.ctx.inference
         outer = state.env if inf is self.walker.module_inference else inf.outer
         self._analyse(target.backward, {params[0].name.value: ctx_fact}, outer, grad=False)
+
+    def _needs_input_grad(self, call: cst.Call, state) -> Optional[Items]:
+        """`ctx.needs_input_grad` of `Fn.apply(...)`: whether each input requires grad, where
+        the call's argument says (a literal or a tensor whose grad is known)."""
+        if any(a.star or a.keyword is not None for a in call.args):
+            return None
+        inf = self.walker.ctx.inference
+        needs = []
+        for a in call.args:
+            fact = inf.fact(a.value, state)
+            need = fact.requires_grad if isinstance(fact, Tensor) else (False if isinstance(fact, Const) else None)
+            needs.append(Const(need) if need is not None else None)
+        return Items(tuple(needs), "tuple") if any(n is not None for n in needs) else None
 
     def _construct(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
         """An object of a class without `__init__`: a dataclass or NamedTuple binds its fields

@@ -141,6 +141,14 @@ class Context:
             return entry.function, name
         return None
 
+    def autograd_function(self, call: cst.Call):
+        """(forward, backward) definitions of the custom `torch.autograd.Function` whose
+        `apply` this call is, or None."""
+        calls = getattr(self.inference, "calls", None)
+        if calls is None or self.state is None:
+            return None
+        return calls.autograd_function(call, self.state)
+
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The torch name an expression means, also through a name that holds a torch class
         or a `functools.partial` of one."""

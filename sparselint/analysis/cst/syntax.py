@@ -256,3 +256,25 @@ def _read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) ->
             return set(paths)
         stack.extend((k, n, gradless) for k in kids)
     return out
+
+
+def returned_values(func: cst.FunctionDef) -> Optional[list[cst.BaseExpression]]:
+    """The expressions a function's `return` statements give (a bare `return` gives the
+    name `None`), outside nested functions and classes; None for a generator, or when the
+    body can also run off its end (what it then returns is implicit)."""
+    if not isinstance(func.body, cst.IndentedBlock):
+        return None
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = list(func.body.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is cst.Return:
+            found.append(n.value if n.value is not None else cst.Name("None"))
+        elif t is cst.Yield:
+            return None
+        elif t not in _SCOPE_TYPES:
+            stack.extend(children(n))
+    last = func.body.body[-1] if func.body.body else None
+    ends = isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    return found if found and ends else None

@@ -221,3 +221,77 @@ def test_a_private_module_or_a_module_of_a_private_package_has_no_entry_points(t
                       "graphs/_impl/__init__.py": "", "graphs/_impl/ops.py": HELPERS,
                       "graphs/public/__init__.py": "", "graphs/public/ops.py": HELPERS})
     assert {f for f, _, _ in _lines(_findings(tmp_path))} == {"graphs/public/ops.py"}
+
+
+OPTIONS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, n, sparse=False):
+        super().__init__()
+        self.emb = nn.Embedding(n, 8, sparse=sparse)
+
+    def forward(self, ids):
+        return self.emb(ids).sum()
+
+
+class Estimator:
+    """`sparse`: use sparse gradients for the embeddings."""
+
+    def __init__(self, n=10, optimizer_func=None, sparse=False):
+        self.net = Net(n, sparse=sparse)
+        if optimizer_func is None:
+            self.opt = torch.optim.Adam(self.net.parameters())
+        else:
+            self.opt = optimizer_func(self.net.parameters())
+
+    def fit(self, ids):
+        self.opt.zero_grad()
+        self.net(ids).backward()
+        self.opt.step()
+
+
+class SparseByDefault:
+    def __init__(self, n=10, sparse=True):
+        self.net = Net(n, sparse=sparse)
+        self.opt = torch.optim.SparseAdam(self.net.parameters())
+
+    def fit(self, ids):
+        self.opt.zero_grad()
+        self.net(ids).backward()
+        self.opt.step()
+
+
+class Chooses:
+    def __init__(self, n=10, sparse=False):
+        self.net = Net(n, sparse=sparse)
+        make = torch.optim.SparseAdam if sparse else torch.optim.Adam
+        self.opt = make(self.net.parameters())
+
+    def fit(self, ids):
+        self.opt.zero_grad()
+        self.net(ids).backward()
+        self.opt.step()
+
+
+class _Internal(Estimator):
+    pass
+'''
+
+
+def test_a_public_class_is_checked_with_each_option_of_its_constructor_turned(tmp_path):
+    _write(tmp_path, {"recs/__init__.py": "", "recs/models.py": OPTIONS})
+    r = run_cli("--no-cache", "--output-format", "full", ".", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert _lines(r.stdout) == [("recs/models.py", _line(OPTIONS, "self.opt = torch.optim.Adam("), "SPL401"),
+                                ("recs/models.py", _line(OPTIONS, "self.opt = torch.optim.SparseAdam("), "SPL403")]
+    option = _line(OPTIONS, "def __init__(self, n=10, optimizer_func=None, sparse=False):")
+    assert f"because: line {option}: `Estimator(sparse=True)`, an option of its constructor" in r.stdout
+    assert "`SparseByDefault(sparse=False)`, an option of its constructor" in r.stdout
+    # the same classes in a script, not a package: nothing calls them, nothing is known
+    _write(tmp_path / "script", {"models.py": OPTIONS})
+    assert _lines(_findings(tmp_path / "script")) == []
+    _write(tmp_path / "off", {"recs/__init__.py": "", "recs/models.py": OPTIONS})
+    assert _lines(_findings(tmp_path / "off", "--config", "api-entry-points = false")) == []

@@ -101,6 +101,11 @@ def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
     return Const(value=v)
 
 
+# the object a torch layer's constructor runs on, for a subclass without its own: a dunder
+# name that user code does not use
+_MADE = "__constructed__"
+
+
 class Calls:
     def __init__(self, walker):
         self.walker = walker
@@ -1326,10 +1331,12 @@ class Calls:
         info = project_index().module_class(receiver.cls, self.walker.ctx.path, text=self.walker.ctx.source)
         effects = {}
         if info is not None and info.torch_base is not None:
-            made = self._torch_base_init(info.torch_base, cst.Name("self"), call, State(env={"self": receiver}))
+            # the call's arguments mean what they mean at the call (`sparse=sparse`)
+            made = self._torch_base_init(info.torch_base, cst.Name(_MADE), call,
+                                         State(env={**state.env, _MADE: receiver}))
             if made is None:
                 return Outcome(returned=receiver)
-            effects = made.effects
+            effects = {"self" + k[len(_MADE):]: v for k, v in made.effects.items()}
         result = _Result(None, effects)
         return Outcome(returned=self._made_module(target, receiver, result))
 
@@ -1740,7 +1747,9 @@ class Calls:
         prior = {k: v for k, v in outer.items() if k.split(".")[0] in written} if written else {}
         try:
             key = (node, tuple(sorted(bound.items(), key=lambda kv: kv[0])), bool(w.silent), grad, backward_after,
-                   tuple(sorted(saved.items())), tuple(sorted(prior.items(), key=lambda kv: kv[0])))
+                   tuple(sorted(saved.items())), tuple(sorted(prior.items(), key=lambda kv: kv[0])),
+                   # a literal's origin (a constructor option) is part of what the findings say
+                   tuple(f.evidence for f in bound.values() if type(f) is Const and f.evidence))
             hash(key)
         except TypeError:
             key = None

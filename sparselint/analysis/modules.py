@@ -44,6 +44,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
     entries: dict[str, tuple[Flags, Optional[tuple]]] = {}
     known = not untracked
     evidence: list = []
+    dense: list = []
     why = ""
     for key, fact in effects.items():
         if not key.startswith("self.") or "." in key[len("self."):]:
@@ -63,6 +64,8 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         if sparse and fact.evidence:
             evidence.extend(fact.evidence)
             why = why or f"`self.{attr}` holds {fact.evidence[-1].text.split(': ', 1)[0]}"
+        elif isinstance(fact, Module) and fact.cls is None and fact.evidence and fact.flags.has_dense:
+            dense.extend(fact.evidence)  # a torch layer made dense by a named choice (an option)
     for attr in stored_calls:
         if f"self.{attr}" not in effects and attr not in entries:
             known = False  # stored, but what it holds was never known
@@ -84,7 +87,8 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
     if why and own:
         # the instance's own line says why it has sparse gradients: an editor shows it first
         own = (replace(own[0], text=f"{own[0].text}; {why}"), *own[1:])
-    return replace(receiver, flags=flags, parts=tuple(parts) if known else None, evidence=own + tuple(evidence[:2]))
+    return replace(receiver, flags=flags, parts=tuple(parts) if known else None,
+                   evidence=own + tuple((evidence or dense)[:2]))
 
 
 def stored_calls(init: Optional[cst.FunctionDef]) -> frozenset:

@@ -24,6 +24,7 @@ from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, join
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
+from ..options import configurations
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -171,7 +172,7 @@ class Walker:
 
     def klass(self, node: cst.ClassDef, outer: dict[str, Fact]) -> None:
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
-        self_facts: dict[str, Fact] = {}
+        base: dict[str, Fact] = {}
         init = next((m for m in methods if m.name.value == "__init__"), None)
         # Inside its methods, an `nn.Module` of this file is the instance its defaults build.
         module = None
@@ -179,24 +180,32 @@ class Walker:
                 node.name.value, self.ctx.path, self.ctx.source):
             module = self.calls.default_instance(f"{os.path.abspath(self.ctx.path)}::{node.name.value}", node)
         if module is not None:
-            self_facts["self"] = module
+            base["self"] = module
         elif self.classes.get(node.name.value) is node:
             # an object of a plain class: `self.method(...)` can be followed
-            self_facts["self"] = Instance(cls=node.name.value)
-        if init is not None:
-            final = self.function(init, outer, initial=dict(self_facts))
-            reassigned = set()
+            base["self"] = Instance(cls=node.name.value)
+        # the public methods of a public class of the module are entry points too, run in
+        # each configuration its constructor's options admit
+        api = self.classes.get(node.name.value) is node and not node.name.value.startswith("_")
+        configs: list = [{}]
+        if api and init is not None and self.ctx.public_module:
+            configs = configurations(init, node.name.value, lambda: self.ctx.code(node)) or configs
+        for config in configs:
+            self_facts = dict(base)
+            if init is not None:
+                final = self.function(init, outer, initial={**self_facts, **config})
+                reassigned = set()
+                # an entry point is called on an object fresh from its constructor (`Model(...).fit(data)`):
+                # what other methods may assign later is not there yet
+                for m in methods if not (api and self.ctx.public_module) else ():
+                    if m is not init:
+                        reassigned |= {p for p in assigned_names(m.body.body, attributes=True) if p.startswith("self.")}
+                self_facts.update({k: v for k, v in final.env.items()
+                                   if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}
+                                   and not _mutable(v)})
             for m in methods:
                 if m is not init:
-                    reassigned |= {p for p in assigned_names(m.body.body, attributes=True) if p.startswith("self.")}
-            self_facts.update({k: v for k, v in final.env.items()
-                               if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}
-                               and not _mutable(v)})
-        # the public methods of a public class of the module are entry points too
-        api = self.classes.get(node.name.value) is node and not node.name.value.startswith("_")
-        for m in methods:
-            if m is not init:
-                self.function(m, outer, initial=self_facts, method=node.name.value if api else None)
+                    self.function(m, outer, initial=self_facts, method=node.name.value if api else None)
         for st in node.body.body:
             if isinstance(st, cst.ClassDef):
                 self.klass(st, outer)

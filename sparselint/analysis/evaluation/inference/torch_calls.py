@@ -12,7 +12,7 @@ from ...torchops import opcall, optable
 from .. import shapes
 from ...torchops import torchapi as api
 from ....diagnostics import Evidence
-from ..facts import LEAF, NOGRAD, NONLEAF, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
+from ..facts import LEAF, NOGRAD, NONLEAF, Const, Fact, Literal, Module, Optimizer, Params, Tensor, union_params
 from ..gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN
 from ...cst.names import Names
 from .values import _UNKNOWN, ABSENT, arg, literal
@@ -114,8 +114,15 @@ class TorchCalls:
                 elif freeze is not False:
                     flags = UNKNOWN
             m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
+            # where a `sparse=` given by name got its value: an option of a public class
+            given = arg(node, positions.get("sparse"), "sparse")
+            held = self.fact(given, state) if given is not None else None
+            option = held.evidence if isinstance(held, Const) else ()
             if flags is SPARSE:
-                m = replace(m, evidence=(Evidence.at(where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad"),))
+                m = replace(m, evidence=(*option, Evidence.at(
+                    where, f"`nn.{kind}(..., sparse=True)`: its weight gets an uncoalesced sparse COO grad")))
+            elif flags is DENSE and option:
+                m = replace(m, evidence=(*option, Evidence.at(where, f"`nn.{kind}(..., sparse=False)`: its weight gets a dense grad")))
             return m
         if q in api.CONTAINERS:
             return self._container(q, node, state)

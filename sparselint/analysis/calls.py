@@ -13,6 +13,7 @@ rule and the inference read one outcome per call node.
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from .cst.syntax import assigned_names, parameters_of
 from .cst.tree import statements, walk
 from .decorators import keeps_call
 from . import records
+from .project import installed
 
 MAX_DEPTH = 4
 # a model built of models built of layers: constructors are followed deeper than other calls
@@ -86,6 +88,8 @@ class _Target:
     # `forward` of a custom autograd function: its `backward`, run with the context forward
     # filled in
     backward: Optional[cst.FunctionDef] = None
+    # the receiver is an object of a class of the callee's own module, named there locally
+    own_class: bool = False
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -941,7 +945,7 @@ class Calls:
             # there the object is of a subclass that module does not know
             receiver = replace(recv, cls=f"{file}::{cname}")
         return _Target(method, f"{cname}.{name}", receiver=receiver, receiver_path=recv_path, walker=owner,
-                       summary=True)
+                       summary=True, own_class=owner is there and isinstance(recv, Instance))
 
     def _foreign_forward(self, func: cst.BaseExpression, fact: Module, call: cst.Call, state) -> Optional[_Target]:
         """`model(x)` of a model class of another module: its `forward`, when the class's
@@ -1067,7 +1071,7 @@ class Calls:
             return None
         record = records.declares_record(info.node)
         if not record:
-            if info.node.bases or info.node.keywords:
+            if any(not (isinstance(b, ast.Name) and b.id == "object") for b in info.node.bases) or info.node.keywords:
                 return None  # a model or a subclass: the project index's business
             inf = ctx.inference
             passed = any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)
@@ -1217,7 +1221,10 @@ class Calls:
         # the summary of a function of this file is.
         if bound is None:
             return None
-        silent = not (known or target.walker is not None)
+        # a method called on the object a reported run is about (`self._initialize()` inside
+        # `fit()`) reports as that run does: the object's state at the call is what it sees
+        silent = not (known or target.walker is not None or (
+            target.receiver_path == "self" and not self.walker.silent and target.receiver is not None))
         if silent and not (target.summary or self._makes_functions(target.node)):
             return None
         if len(_ACTIVE) >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:
@@ -1227,7 +1234,7 @@ class Calls:
             # Another file: evidence is resolved to positions now, with its file, and the
             # callee's findings join this file's results.
             here = self.walker.ctx
-            if isinstance(target.receiver, Instance) and "::" not in target.receiver.cls:
+            if isinstance(target.receiver, Instance) and "::" not in target.receiver.cls and not target.own_class:
                 # `self` there is an object of a subclass it does not know: its methods are
                 # not looked up among that module's classes
                 bound = {k: replace(v, cls=f"{here.path}::{v.cls}") if v is target.receiver else v
@@ -1247,7 +1254,10 @@ class Calls:
             after = here.backward_after(site)
             for d in there.ctx.diagnostics[before:]:
                 evidence = _with_call_site(d.evidence, here, site, target.name, after)
-                here.diagnostics.append(replace(d, fix=None, evidence=evidence))
+                if installed.installed(d.path) and not installed.installed(here.path):
+                    here.diagnostics.append(_at_call_site(d, evidence, here, site))
+                else:
+                    here.diagnostics.append(replace(d, fix=None, evidence=evidence))
             here.dependencies.update(there.ctx.dependencies)
         else:
             # a call from module code sees the module's facts as they are now; a call from a
@@ -1939,6 +1949,25 @@ def _with_call_site(evidence: tuple, here, call: cst.Call, name: str, backward=N
     if any(e.path == here.path for e in evidence):
         return evidence
     return (*evidence, Evidence(line, column, f"`{name}()` called here", path=here.path))
+
+
+def _at_call_site(d, evidence: tuple, here, call: cst.CSTNode):
+    """A finding inside an installed package, reported at the call of this file that leads
+    there: the user can change their call, not the package. Where it fails in the package
+    comes first in the chain."""
+    l1, c1, l2, c2 = here.span(call)
+    chain = []
+    for e in evidence:
+        if not e.path:
+            e = replace(e, path=d.path)  # the package's own lines keep their file
+        elif e.path == here.path:
+            if (e.line, e.column) == (l1, c1):
+                continue  # the call itself: now the finding's place
+            e = replace(e, path="")
+        chain.append(e)
+    inside = Evidence(d.line, d.column, "inside the installed package, where it fails", path=d.path)
+    return replace(d, path=here.path, line=l1, column=c1, end_line=l2, end_column=c2, fix=None,
+                   evidence=(inside, *chain))
 
 
 def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:

@@ -19,6 +19,7 @@ import textwrap
 import warnings
 from dataclasses import dataclass, replace
 from typing import Optional
+from .installed import installed_file
 
 from ..cst.names import CANONICAL
 
@@ -156,7 +157,8 @@ class ProjectIndex:
         return self._files[key]
 
     def _find_module(self, module: str, importer: str) -> Optional[str]:
-        """The file of a project module, searched upwards from the importing file."""
+        """The file of a project module, searched upwards from the importing file, else of
+        an installed package."""
         rel = module.replace(".", os.sep)
         here = os.path.dirname(os.path.abspath(importer))
         self.missing.add(os.path.join(here, rel + ".py"))
@@ -168,7 +170,7 @@ class ProjectIndex:
             if parent == here:
                 break
             here = parent
-        return None
+        return installed_file(module)
 
     def _class(self, qualname: str, importer: str, importer_text: Optional[str] = None) -> Optional[_Class]:
         """A class by `<file>::<Name>` (same file) or by dotted project path."""

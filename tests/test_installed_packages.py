@@ -1,0 +1,73 @@
+"""Code outside the project: a class or function imported from an installed package (found
+on the interpreter's `sys.path`, here through PYTHONPATH) is read from its source, and what
+fails inside it is reported at the user's call. Real CLI runs on real files."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_cli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIBRARY = os.path.join(HERE, "..", "fixtures", "projects", "api_option_sparse_embeddings_bad", "reclib")
+
+SCRIPT = """import torch
+from reclib.model import Factorization
+
+users = torch.randint(0, 20, (64,))
+items = torch.randint(0, 30, (64,))
+estimator = Factorization(sparse=True)
+estimator.fit(users, items, torch.rand(64))
+Factorization().fit(users, items, torch.rand(64))
+"""
+
+
+def _install(site):
+    shutil.copytree(LIBRARY, site / "reclib")
+
+
+def test_a_class_of_an_installed_package_is_followed_from_the_users_call(tmp_path):
+    site, project = tmp_path / "site", tmp_path / "project"
+    site.mkdir()
+    project.mkdir()
+    _install(site)
+    (project / "train.py").write_text(SCRIPT)
+    r = run_cli("--no-cache", "--output-format", "full", ".", cwd=project, env={"PYTHONPATH": str(site)})
+    assert r.returncode == 1, r.stdout + r.stderr
+    found = re.findall(r"^(\S+?):(\d+):\d+: (SPL\d+)", r.stdout, re.M)
+    # at the user's call with the option turned on; the default estimator is dense
+    assert found == [("train.py", "7", "SPL401")]
+    model = os.path.join("site", "reclib", "model.py")
+    assert re.search(rf"because: \S*{re.escape(model)}:\d+: inside the installed package, where it fails", r.stdout)
+    # the package itself is not checked: nothing is reported in its files
+    assert "reclib" + os.sep + "model.py:" not in r.stdout.split("because")[0]
+    # the same script cannot follow a package the interpreter cannot find
+    r = run_cli("--no-cache", "--output-format", "concise", ".", cwd=project)
+    assert r.returncode == 0 and "All checks passed" in r.stdout
+
+
+@pytest.mark.torch
+def test_the_finding_is_the_real_error_under_torch(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site)
+    (tmp_path / "train.py").write_text(SCRIPT)
+    r = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
+    assert r.returncode != 0 and "Adam does not support sparse gradients" in r.stderr
+
+
+def test_a_project_module_shadows_an_installed_one(tmp_path):
+    site, project = tmp_path / "site", tmp_path / "project"
+    site.mkdir()
+    project.mkdir()
+    _install(site)
+    # the project's own `reclib` (dense, SparseAdam only where sparse) is the one imported
+    own = os.path.join(HERE, "..", "fixtures", "projects", "api_option_sparse_embeddings_good", "reclib")
+    shutil.copytree(own, project / "reclib")
+    (project / "train.py").write_text(SCRIPT)
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=project, env={"PYTHONPATH": str(site)})
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout

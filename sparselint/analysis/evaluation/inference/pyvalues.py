@@ -7,11 +7,13 @@ A value is known only when every operand it depends on is; anything else is unkn
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
-from ..facts import Const, Fact, Instance, Module, Scalar, attr_of, join
+from ..facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from ...torchops import torchapi as api
 from ...cst.names import dotted
 from .state import State
 from .values import _CONSTANTS, _UNKNOWN, literal
@@ -29,9 +31,34 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A `torch.layout` object (`torch.sparse_coo`, `t.layout` of a tensor whose layout is
+    known): one object per layout, equal only to itself."""
+
+    name: str
+
+
+_LAYOUTS = {name: Layout(name) for name in set(api.LAYOUT_NAMES.values())}
+
+
+def layout_value(name: Optional[str]):
+    return _LAYOUTS.get(name or "", _UNKNOWN)
+
+
 def compare(op: cst.BaseCompOp, a, b):
     """`a <op> b` on known Python values, or _UNKNOWN where the value types leave it open
     (a tuple here may stand for a list: only membership is asked of it)."""
+    if isinstance(a, Layout) or isinstance(b, Layout):
+        if isinstance(op, (cst.In, cst.NotIn)):
+            if not isinstance(b, (tuple, frozenset)):
+                return _UNKNOWN
+            return (a in b) == isinstance(op, cst.In)
+        if isinstance(op, (cst.Equal, cst.Is)):
+            return a == b
+        if isinstance(op, (cst.NotEqual, cst.IsNot)):
+            return a != b
+        return _UNKNOWN
     if isinstance(op, (cst.In, cst.NotIn)):
         if isinstance(b, str) and isinstance(a, str):
             found = a in b
@@ -88,6 +115,14 @@ class PythonValues:
             values = tuple(self.known_value(el.value, state) if not isinstance(el, cst.StarredElement) else _UNKNOWN
                            for el in node.elements)
             return _UNKNOWN if _UNKNOWN in values else values
+        if isinstance(node, cst.Attribute) and node.attr.value in ("layout", "is_sparse"):
+            held = self.fact(node.value, state)
+            if isinstance(held, Tensor) and held.layout in _LAYOUTS:
+                return _LAYOUTS[held.layout] if node.attr.value == "layout" else held.layout == "coo"
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            found = layout_value(api.LAYOUT_NAMES.get(self.names.qualify(node) or ""))
+            if found is not _UNKNOWN:
+                return found
         fact = self.fact(node, state)
         if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
             return fact.value
@@ -188,6 +223,16 @@ class PythonValues:
                 return getattr(recv, func.attr.value)(*args)
             except Exception:
                 return _UNKNOWN  # a call that raises has no value
+        if (isinstance(func, cst.Name) and func.value == "isinstance" and len(node.args) == 2
+                and self._builtin("isinstance", state)
+                and self.names.qualify(node.args[1].value) in ("torch.Tensor", "torch.nn.Parameter")):
+            held = self.fact(node.args[0].value, state)
+            if isinstance(held, Tensor):
+                # a tensor fact is a tensor; a parameter only when it is one
+                return True if self.names.qualify(node.args[1].value) == "torch.Tensor" or held.parameter else _UNKNOWN
+            if isinstance(held, (Const, Scalar)):
+                return False  # a Python literal is no tensor
+            return _UNKNOWN
         if (isinstance(func, cst.Name) and func.value == "hasattr" and len(node.args) == 2
                 and self._builtin("hasattr", state)):
             name = self.known_value(node.args[1].value, state)

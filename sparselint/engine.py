@@ -13,7 +13,7 @@ import libcst as cst
 
 from . import source as src
 from . import notebook, pyparse, suppression
-from .analysis import entry
+from .analysis import argparse_options, entry
 from .analysis.torchops import optable
 from .config import Settings
 from .analysis.context import Context
@@ -204,7 +204,14 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
             for attr in dir(rule):
                 if attr.startswith("visit_"):
                     hooks[attr[len("visit_"):]].append(getattr(rule, attr))
-        Walker(module, ctx, dict(hooks)).run()
+        # a program that reads its options from the command line is checked with each value
+        # they admit (the defaults first); findings of every run are one list
+        for parsed in (argparse_options.configurations(text) if entry.enabled() else []) or [None]:
+            token = argparse_options.use(parsed)
+            try:
+                Walker(module, ctx, dict(hooks)).run()
+            finally:
+                argparse_options.reset(token)
         if dependencies is not None:
             dependencies.update(ctx.dependencies)
         return _once_elsewhere(ctx.diagnostics, path)

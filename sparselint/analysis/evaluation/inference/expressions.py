@@ -12,6 +12,7 @@ from ....diagnostics import Evidence
 from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
                      Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
+from ...argparse_options import parsed_arguments
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
 from .containers import (ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, param_groups, sequence_items,
@@ -350,6 +351,13 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         made = self._held_class_call(node, state)
         if made is not None:
             return made
+        if isinstance(func, cst.Attribute) and func.attr.value in ("parse_args", "parse_known_args") and not node.args:
+            parsed = parsed_arguments()
+            if parsed is not None:
+                # the command line's options in the configuration being checked (an explicit
+                # argument list is what it parses instead)
+                namespace = Instance(cls="argparse.Namespace", attrs=parsed)
+                return namespace if func.attr.value == "parse_args" else Items((namespace, None))
         q = self.callee_name(func, state)
         if q == "functools.partial" and node.args and not node.args[0].keyword:
             target = self.callee_name(node.args[0].value, state)

@@ -7,7 +7,7 @@ A value is known only when every operand it depends on is; anything else is unkn
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
@@ -90,6 +90,10 @@ def compare(op: cst.BaseCompOp, a, b):
     if isinstance(op, cst.GreaterThanEqual):
         return a >= b
     return _UNKNOWN
+
+
+def _origin(fact) -> tuple:
+    return fact.evidence if isinstance(fact, (Const, Scalar)) else ()
 
 
 def value_fact(v) -> Optional[Fact]:
@@ -177,7 +181,13 @@ class PythonValues:
                 return self.fact(node.left if first == is_or else node.right, state)
             return join(self.fact(node.left, state), self.fact(node.right, state))
         if isinstance(node, cst.Comparison):
-            return value_fact(self.comparison_value(node, state))
+            made = value_fact(self.comparison_value(node, state))
+            if made is None:
+                return None
+            # where the compared values came from (a command-line option) is why the result holds
+            evidence = tuple(e for part in (node.left, *(c.comparator for c in node.comparisons))
+                             for e in _origin(self.fact(part, state)))
+            return replace(made, evidence=evidence[:2]) if evidence else made
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             inner = self._truthiness(node.expression, state)
             return Const(value=not inner) if inner is not None else None

@@ -1,0 +1,104 @@
+"""Command-line options are inputs: a program reading its optimizer or clipping from argparse
+is checked with each value its options admit, and each finding names the option. The
+programs run under torch with the same options. Real CLI runs on real files."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import run_cli
+
+TRAIN = '''
+import argparse
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n, sparse):
+        super().__init__()
+        self.emb = nn.Embedding(n, 8, sparse=sparse)
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, ids):
+        return self.out(self.emb(ids)).sum()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--optim", default="adam", choices=["adam", "sgd", "sparseadam"])
+    parser.add_argument("--clip", type=float, default=5.0)
+    parser.add_argument("--lr", type=float, default=0.01)
+    args = parser.parse_args({explicit})
+    model = Model(100, sparse=args.optim == "sparseadam")
+    if args.optim == "sparseadam":
+        opt = torch.optim.SparseAdam(list(model.emb.parameters()), lr=args.lr)
+        dense = torch.optim.Adam(list(model.out.parameters()), lr=args.lr)
+    elif args.optim == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+        dense = None
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+        dense = None
+    for _ in range(3):
+        opt.zero_grad()
+        loss = model(torch.randint(0, 100, (16,)))
+        loss.backward()
+        if args.clip > 0:
+            torch.nn.utils.clip_grad_norm_({clipped}, args.clip)
+        opt.step()
+        if dense is not None:
+            dense.step()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _program(tmp_path, name="train.py", explicit="", clipped="model.parameters()"):
+    text = textwrap.dedent(TRAIN).lstrip().replace("{explicit}", explicit).replace("{clipped}", clipped)
+    (tmp_path / name).write_text(text)
+    return text
+
+
+def _run(tmp_path, *argv):
+    return subprocess.run([sys.executable, "train.py", *argv], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"}, timeout=300)
+
+
+def test_a_choice_of_an_option_that_makes_gradients_sparse_is_checked(tmp_path):
+    text = _program(tmp_path)
+    r = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    clip = next(i for i, line in enumerate(text.splitlines(), 1) if "clip_grad_norm_" in line)
+    option = next(i for i, line in enumerate(text.splitlines(), 1) if '"--optim"' in line)
+    assert re.findall(r"^train.py:(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [(str(clip), "SPL301")]
+    assert f"because: line {option}: `--optim sparseadam`, a value the option admits" in r.stdout
+    # the option setting is the entry-point setting
+    off = run_cli("--no-cache", "--config", "api-entry-points = false", "train.py", cwd=tmp_path)
+    assert off.returncode == 0, off.stdout
+
+
+@pytest.mark.torch
+def test_the_finding_is_what_the_program_does_with_that_option(tmp_path):
+    _program(tmp_path)
+    assert _run(tmp_path).returncode == 0  # the defaults run clean
+    bad = _run(tmp_path, "--optim", "sparseadam")
+    assert bad.returncode != 0 and "Could not run 'aten::linalg_vector_norm'" in bad.stderr
+    _program(tmp_path, clipped="model.out.parameters()")  # the silent twin runs clean with it
+    assert _run(tmp_path, "--optim", "sparseadam").returncode == 0
+
+
+def test_clipping_only_the_dense_parameters_and_an_explicit_argument_list_stay_silent(tmp_path):
+    _program(tmp_path, clipped="model.out.parameters()")
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+    # `parse_args([...])` parses that list, not the command line: its values are not assumed
+    _program(tmp_path, explicit='["--clip", "0"]')
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout

@@ -24,7 +24,9 @@ SETTINGS = {
                              "what each op supports; the newest by default."),
     "api-entry-points": ("bool", "true", "Check each public function of a package as an entry point: what its "
                          "own layout tests admit for a parameter (any sparse COO tensor, the uncoalesced ones "
-                         "included) is what callers outside the package may pass."),
+                         "included) is what callers outside the package may pass. Options are inputs too: a "
+                         "public class runs with its constructor's defaults and each on/off option turned, and "
+                         "a program with argparse options with each value they admit."),
     "fix": ("bool", "false", "Apply safe fixes in place, as `--fix` does."),
     "unsafe-fixes": ("bool", "false", "Also apply fixes that may change behaviour."),
     "output-format": ("str", '"concise"', "How findings are printed (see `--output-format`)."),

@@ -1056,6 +1056,18 @@ class Calls:
         there = self._function_there(*found) if found is not None else None
         return there.functions[found[1]] if there is not None else None
 
+    def is_record_class(self, local: str) -> bool:
+        """Whether a name of this file means a dataclass or NamedTuple, of this file or
+        imported from another module of the project."""
+        from .project.models import project_index
+        w = self.walker
+        if local in w.classes:
+            return records.record_kind(w.classes[local]) is not None
+        index = project_index()
+        qualname = index.resolve_name(local, w.ctx.path, w.ctx.source)
+        info = index._class(qualname, w.ctx.path, w.ctx.source) if qualname is not None else None
+        return info is not None and bool(records.declares_record(info.node))
+
     def _imported_class(self, call: cst.Call, state, local: str, attribute: str) -> Optional[_Target]:
         """The constructor of a class that the file imports from another module of the
         project: a record class (a dataclass or NamedTuple without its own `__init__`), or a

@@ -20,7 +20,7 @@ from ..calls import Calls
 from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, join, join_all
+from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, join, join_all
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
@@ -276,6 +276,8 @@ class Walker:
         for param in entry.rebound if entry is not None else ():
             state.env[caller_key(param)] = Const(True)
         inference.enter(state)
+        if entry is not None:
+            self._default_configs(node, state, inference)
         self.silent += silent
         try:
             final = self.scope(body, state, inference, scope)
@@ -472,6 +474,31 @@ class Walker:
             module = self.calls.default_instance(qualname, p)
             if isinstance(module, Module) and module.flags.has_sparse is True:
                 state.env[name] = replace(module, evidence=(Evidence.at(p, f"annotated as `{cls}`"), *module.evidence[1:]))
+
+    def _default_configs(self, node: cst.FunctionDef, state: State, inference) -> None:
+        """`def train(cfg: Config)` as an entry point: a user may pass `Config()`, so the
+        parameter holds what a record class of the project builds from its defaults."""
+        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            name = p.name.value
+            if name in state.env or p.annotation is None or not isinstance(p.annotation.annotation, cst.Name):
+                continue
+            cls = p.annotation.annotation.value
+            if cls in _NOT_MODELS or cls[:1].islower() or not self.calls.is_record_class(cls):
+                continue
+            call = cst.Call(func=cst.Name(cls))
+            saved, self.ctx.inference = self.ctx.inference, inference
+            try:
+                self.calls.prepare(call, state)
+                made = inference.fact(call, state)
+            finally:
+                self.ctx.inference = saved
+            if isinstance(made, Instance) and made.attrs:
+                attrs = tuple((attr, replace(sub, evidence=(Evidence.at(p, f"`{name}.{attr}` is `{sub.value!r}` in "
+                                                                           f"`{cls}()`, the defaults a caller may pass"),))
+                               if isinstance(sub, (Const, Scalar)) else sub) for attr, sub in made.attrs)
+                state.env[name] = replace(made, attrs=attrs, evidence=(Evidence.at(p, f"annotated as `{cls}`"),))
+                for attr, sub in attrs:
+                    state.env[f"{name}.{attr}"] = sub
 
     def summary(self, name: str) -> Optional[Fact]:
         """What a module-level function of this file returns, whatever its arguments."""

@@ -71,7 +71,9 @@ class ValuesOnUncoalesced(Rule):
     name = "values-on-uncoalesced"
     error = "RuntimeError: Cannot get values on an uncoalesced tensor, please call .coalesce() first"
     # in a package, a public function whose layout test admits a COO parameter is a source too
-    entry_prefilter = (("is_sparse", "sparse_coo"), ("values()", "indices()"))
+    # (the test written out, or through the layout helpers graph libraries name so)
+    entry_prefilter = (("is_sparse", "sparse_coo", "is_sparse_tensor()", "is_torch_sparse_tensor()"),
+                       ("values()", "indices()"))
     when = "line"
     hazards = ("01", "02", "03", "04", "47")
     fix_title = "Call `.coalesce()` before reading"

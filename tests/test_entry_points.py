@@ -295,3 +295,56 @@ def test_a_public_class_is_checked_with_each_option_of_its_constructor_turned(tm
     assert _lines(_findings(tmp_path / "script")) == []
     _write(tmp_path / "off", {"recs/__init__.py": "", "recs/models.py": OPTIONS})
     assert _lines(_findings(tmp_path / "off", "--config", "api-entry-points = false")) == []
+
+
+FLAG_HELPERS = '''
+import torch
+from torch import Tensor
+
+
+def is_torch_sparse_tensor(src):
+    """Whether `src` is a sparse tensor of any layout."""
+    if isinstance(src, Tensor):
+        if src.layout == torch.sparse_coo:
+            return True
+        if src.layout == torch.sparse_csr:
+            return True
+    return False
+
+
+def is_compressed(src):
+    if src.layout == torch.sparse_csr:
+        return True
+    if src.layout == torch.sparse_csc:
+        return True
+    return False
+
+
+def edge_weights(adj):
+    if is_torch_sparse_tensor(adj):
+        return adj.values()
+    return adj[adj != 0]
+
+
+def degree(adj):
+    if adj.layout == torch.sparse_coo or adj.layout == torch.sparse_csr:
+        return adj.values().sum()
+    return adj.sum()
+
+
+def compressed_weights(adj):
+    if is_compressed(adj):
+        return adj.values()
+    return None
+'''
+
+
+def test_a_helper_testing_layout_after_layout_and_an_or_of_layout_tests_admit_coo(tmp_path):
+    _write(tmp_path, {"graphs/__init__.py": "", "graphs/ops.py": FLAG_HELPERS})
+    out = _findings(tmp_path)
+    # a COO tensor passes the helper's first test, and the first operand of `or`; a helper
+    # testing only compressed layouts admits no COO tensor
+    weights = _line(FLAG_HELPERS, "if is_torch_sparse_tensor(adj):") + 1
+    assert _lines(out) == [("graphs/ops.py", weights, "SPL001"),
+                           ("graphs/ops.py", _line(FLAG_HELPERS, "return adj.values().sum()"), "SPL001")]
+    assert "`edge_weights(adj)` raises" in out

@@ -2139,7 +2139,44 @@ def _returned_test(node: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     returned = last.body[0]
     if not isinstance(returned, cst.Return) or returned.value is None:
         return None
-    if (any(isinstance(n, (cst.Return, cst.Yield, cst.Await)) for st in body[:-1] for n in walk(st))
-            or not parameters_of(node).isdisjoint(assigned_names(body[:-1]))):
-        return None  # another way out, or the parameter rebound before the test
+    if not parameters_of(node).isdisjoint(assigned_names(body[:-1])):
+        return None  # the parameter rebound before the test
+    if any(isinstance(n, (cst.Return, cst.Yield, cst.Await)) for st in body[:-1] for n in walk(st)):
+        return _flag_test(body) if _is_name(returned.value, "False") else None
     return returned.value
+
+
+def _flag_test(body) -> Optional[cst.BaseExpression]:
+    """The test a body of nested `if`s that `return True` and a final `return False` stands
+    for: the conditions of each `return True`, and-ed along its nesting, or-ed together."""
+    paths: list[list[cst.BaseExpression]] = []
+
+    def read(stmts, conditions) -> bool:
+        for st in stmts:
+            if isinstance(st, cst.If) and st.orelse is None and isinstance(st.body, cst.IndentedBlock):
+                if not read(st.body.body, [*conditions, st.test]):
+                    return False
+            elif (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Return)
+                  and _is_name(st.body[0].value, "True") and conditions):
+                paths.append(conditions)
+            elif not (isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, (cst.Expr, cst.Pass)) for x in st.body)
+                      and not any(isinstance(n, cst.Call) for n in walk(st))):
+                return False  # anything but tests, docstrings and `return True`
+        return True
+
+    if not read(body[:-1], []) or not paths or len(paths) > 8:
+        return None
+    disjuncts = []
+    for conditions in paths:
+        test = conditions[0]
+        for c in conditions[1:]:
+            test = cst.BooleanOperation(left=test, operator=cst.And(), right=c)
+        disjuncts.append(test)
+    test = disjuncts[0]
+    for d in disjuncts[1:]:
+        test = cst.BooleanOperation(left=test, operator=cst.Or(), right=d)
+    return test
+
+
+def _is_name(node, value: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == value

@@ -118,6 +118,16 @@ class Effects:
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and truth:
             return self.refine(test.right, self.refine(test.left, state, True, given, qualify, site), True, given, qualify,
                                site)
+        if (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and truth
+                and self.entry is not None):
+            # an entry point's `if a.layout == coo or a.layout == csr:` (or a helper testing
+            # layout after layout): a COO tensor passes its COO test, so it is admitted there
+            for part in _disjuncts(test):
+                narrowed = self.refine(part, state, True, given, qualify, site)
+                if any(isinstance(f, Tensor) and f.admitted is not None and state.env.get(k) is not f
+                       for k, f in narrowed.env.items()):
+                    return narrowed
+            return state
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or) and not truth:
             return self.refine(test.right, self.refine(test.left, state, False, given, qualify, site), False, given,
                                qualify, site)
@@ -786,3 +796,8 @@ def _del_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
         return [el.value for el in target.elements]
     return [target]
 
+
+def _disjuncts(test: cst.BaseExpression) -> list:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return [*_disjuncts(test.left), *_disjuncts(test.right)]
+    return [test]

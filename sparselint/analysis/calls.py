@@ -1283,8 +1283,9 @@ class Calls:
                 self.walker.silent -= silent
         if result is None:
             return None
-        if target.backward is not None and self.walker.ctx.backward_follows(site):
-            # autograd runs it only when a backward comes after the call
+        if target.backward is not None and (self.walker.ctx.backward_follows(site) or inf.entry is not None):
+            # autograd runs it only when a backward comes after the call; a public function
+            # of a library applying it is called by training code that does
             self._run_backward(target, result, call, state)
         outcome = Outcome()
         if result.untracked:

@@ -277,6 +277,7 @@ class Walker:
             state.env[caller_key(param)] = Const(True)
         inference.enter(state)
         if entry is not None:
+            self._entry_defaults(node, state, entry)
             self._default_configs(node, state, inference)
         self.silent += silent
         try:
@@ -474,6 +475,21 @@ class Walker:
             module = self.calls.default_instance(qualname, p)
             if isinstance(module, Module) and module.flags.has_sparse is True:
                 state.env[name] = replace(module, evidence=(Evidence.at(p, f"annotated as `{cls}`"), *module.evidence[1:]))
+
+    def _entry_defaults(self, node: cst.FunctionDef, state: State, entry) -> None:
+        """An entry point called without a keyword gets its literal default: a caller of
+        `fit(optimizer="Adam")` who passes nothing runs with Adam."""
+        from ..calls import literal_fact
+        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            name = p.name.value
+            if p.default is None or name in state.env:
+                continue
+            fact = literal_fact(p.default)
+            if isinstance(fact, (Const, Scalar)):
+                shown = repr(fact.value)
+                state.env[name] = replace(fact, evidence=(
+                    Evidence.at(p, f"the default `{name}={shown}` of `{entry.function}()`, what a caller who "
+                                   "passes nothing gets"),))
 
     def _default_configs(self, node: cst.FunctionDef, state: State, inference) -> None:
         """`def train(cfg: Config)` as an entry point: a user may pass `Config()`, so the

@@ -54,9 +54,10 @@ class Settings:
 
     def key(self) -> str:
         """A stable description of everything that changes results, for the cache."""
+        from .analysis.project import installed
         return repr((sorted(self.codes()), self.fix, self.unsafe_fixes, self.select, self.extend_select,
                      self.per_file_ignores, self.root if self.per_file_ignores else "",
-                     self.target_torch_version, self.api_entry_points))
+                     self.target_torch_version, self.api_entry_points, installed.fingerprint()))
 
 
 def _matches(selector: str, rule) -> bool:

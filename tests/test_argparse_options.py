@@ -102,3 +102,25 @@ def test_clipping_only_the_dense_parameters_and_an_explicit_argument_list_stay_s
     _program(tmp_path, explicit='["--clip", "0"]')
     r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=tmp_path)
     assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+def test_a_required_option_has_no_default_and_an_unread_option_changes_nothing(tmp_path):
+    (tmp_path / "req.py").write_text(textwrap.dedent('''
+        import argparse
+        import torch
+        import torch.nn as nn
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--optim", required=True, choices=["adam", "sparse_adam"])
+        p.add_argument("--unused", choices=["a", "b", "c"], default="a")
+        args = p.parse_args()
+        emb = nn.Embedding(10, 3, sparse=args.optim != "adam")
+        if args.optim == "sparse_adam":
+            opt = torch.optim.SparseAdam(emb.parameters())
+        else:
+            opt = torch.optim.Adam(emb.parameters())
+        emb(torch.tensor([1])).sum().backward()
+        opt.step()
+    ''').lstrip())
+    r = run_cli("--no-cache", "--output-format", "concise", "req.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout

@@ -348,3 +348,38 @@ def test_a_helper_testing_layout_after_layout_and_an_or_of_layout_tests_admit_co
     assert _lines(out) == [("graphs/ops.py", weights, "SPL001"),
                            ("graphs/ops.py", _line(FLAG_HELPERS, "return adj.values().sum()"), "SPL001")]
     assert "`edge_weights(adj)` raises" in out
+
+
+OPTIONAL = '''
+import torch
+
+
+def weights(adj=None):
+    if adj is not None and adj.is_sparse:
+        return adj.values()
+    return None
+
+
+def rebound_by_import(adj):
+    from somewhere import adj
+    if adj.is_sparse:
+        return adj.values()
+    return None
+
+
+def fit(ids, sparse=True, optimizer="Adam"):
+    emb = torch.nn.Embedding(10, 4, sparse=sparse)
+    opt = getattr(torch.optim, optimizer)(emb.parameters())
+    emb(ids).sum().backward()
+    opt.step()
+'''
+
+
+def test_defaults_are_one_more_run_not_the_only_value(tmp_path):
+    _write(tmp_path, {"graphs/__init__.py": "", "graphs/ops.py": OPTIONAL})
+    r = run_cli("--no-cache", "--output-format", "full", ".", cwd=tmp_path)
+    # `adj=None` does not hide what a caller passing a tensor gets; a parameter an import
+    # rebinds is no longer the caller's; the defaults of `fit` build Adam over sparse rows
+    assert _lines(r.stdout) == [("graphs/ops.py", _line(OPTIONAL, "        return adj.values()"), "SPL001"),
+                                ("graphs/ops.py", _line(OPTIONAL, "opt = getattr(torch.optim"), "SPL401")]
+    assert "the default `sparse=True` of `fit()`, what a caller who passes nothing gets" in r.stdout

@@ -71,3 +71,46 @@ def test_a_project_module_shadows_an_installed_one(tmp_path):
     (project / "train.py").write_text(SCRIPT)
     r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=project, env={"PYTHONPATH": str(site)})
     assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+def test_installing_a_package_changes_a_cached_result(tmp_path):
+    site, project = tmp_path / "site", tmp_path / "project"
+    site.mkdir()
+    project.mkdir()
+    (project / "train.py").write_text(SCRIPT)
+    env = {"PYTHONPATH": str(site)}
+    first = run_cli("--output-format", "concise", ".", cwd=project, env=env)
+    assert first.returncode == 0, first.stdout
+    _install(site)  # the search root gains an entry: what was cached no longer holds
+    second = run_cli("--output-format", "concise", ".", cwd=project, env=env)
+    assert second.returncode == 1 and "train.py:7:" in second.stdout, second.stdout
+
+
+CONFIG_PACKAGE = '''
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Config:
+    n: int = 2
+
+    def __post_init__(self):
+        self.adj = torch.sparse_coo_tensor(torch.tensor([[1, 0], [0, 1]]), torch.ones(2), (2, 2))
+        self.weights = self.adj.values()
+'''
+
+
+def test_a_config_class_of_an_installed_package_as_an_annotation(tmp_path):
+    site, project = tmp_path / "site", tmp_path / "project"
+    (site / "cfgpkg").mkdir(parents=True)
+    (site / "cfgpkg" / "__init__.py").write_text(CONFIG_PACKAGE)
+    (project / "mypkg").mkdir(parents=True)
+    (project / "mypkg" / "__init__.py").write_text("")
+    (project / "mypkg" / "train.py").write_text(
+        "from cfgpkg import Config\n\n\ndef train(cfg: Config, t, sparse=True):\n"
+        "    if t.is_sparse:\n        return t.values()\n    return t\n")
+    r = run_cli("--no-cache", "--output-format", "concise", ".", cwd=project, env={"PYTHONPATH": str(site)})
+    assert "SPL903" not in r.stdout and r.returncode == 1, r.stdout
+    assert re.findall(r"^(\S+?):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [(os.path.join("mypkg", "train.py"), "6", "SPL001")]

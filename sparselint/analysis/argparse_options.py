@@ -52,7 +52,9 @@ def configurations(text: str) -> list[tuple]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None]
+    # an option the program never reads (`args.name`) cannot change a finding
+    options = [o for o in map(_option, _add_argument_calls(tree))
+               if o is not None and re.search(rf"\.{re.escape(o.dest)}\b", text)]
     if not options:
         return []
     defaults = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`"))
@@ -116,6 +118,9 @@ def _option(call: ast.Call) -> Optional[_Option]:
     choices = _literal(keywords["choices"]) if "choices" in keywords else ()
     if not isinstance(choices, (list, tuple)) or not all(_scalar(c) for c in choices):
         choices = ()
+    if "required" in keywords and _literal(keywords["required"]) is not False:
+        # always given: no default is ever seen, only what a user passes (its choices)
+        return _Option(dest, spelled, call.lineno, call.col_offset + 1, _NO_VALUE, tuple(dict.fromkeys(choices)))
     others = tuple(c for c in dict.fromkeys(choices) if c != default)
     return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, others)
 

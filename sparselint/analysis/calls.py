@@ -1267,7 +1267,9 @@ class Calls:
             for d in there.ctx.diagnostics[before:]:
                 evidence = _with_call_site(d.evidence, here, site, target.name, after)
                 if installed.installed(d.path) and not installed.installed(here.path):
-                    here.diagnostics.append(_at_call_site(d, evidence, here, site))
+                    anchored = _at_call_site(d, evidence, here, site)
+                    if anchored is not None:
+                        here.diagnostics.append(anchored)
                 else:
                     here.diagnostics.append(replace(d, fix=None, evidence=evidence))
             here.dependencies.update(there.ctx.dependencies)
@@ -1968,6 +1970,10 @@ def _at_call_site(d, evidence: tuple, here, call: cst.CSTNode):
     """A finding inside an installed package, reported at the call of this file that leads
     there: the user can change their call, not the package. Where it fails in the package
     comes first in the chain."""
+    if call not in here.ranges:
+        # a call the analysis made up (a config's default instance): no place in this file,
+        # and the package is not the user's to change
+        return None
     l1, c1, l2, c2 = here.span(call)
     chain = []
     for e in evidence:
@@ -1979,7 +1985,9 @@ def _at_call_site(d, evidence: tuple, here, call: cst.CSTNode):
             e = replace(e, path="")
         chain.append(e)
     inside = Evidence(d.line, d.column, "inside the installed package, where it fails", path=d.path)
-    return replace(d, path=here.path, line=l1, column=c1, end_line=l2, end_column=c2, fix=None,
+    # the message speaks of the package's line: said of this call, "at this line" is "there"
+    message = f"this call leads into an installed package, where {d.message.replace(' at this line', ' there')}"
+    return replace(d, path=here.path, line=l1, column=c1, end_line=l2, end_column=c2, fix=None, message=message,
                    evidence=(inside, *chain))
 
 

@@ -32,6 +32,9 @@ class EntryPoint:
     # parameters the body rebinds somewhere: a test on one is a test of what was passed until
     # the first rebinding on the path to it (tracked in the state, see `caller_key`)
     rebound: frozenset = frozenset()
+    # the run in which keyword parameters hold their literal defaults (a caller who passes
+    # nothing), after the run in which nothing is known of them
+    defaults: bool = False
 
 
 def enabled() -> bool:

@@ -2,10 +2,11 @@
 user gets without being told otherwise, and a documented on/off option (`sparse=False`) is
 one a user may turn.
 
-A public class of a package is checked in the configurations its constructor admits: every
-keyword at its literal default, and, where the class's code can act on the choice (it
-builds an optimizer or clips gradients), each `True`/`False` option flipped alone. Each
-value carries where it comes from, so a finding names the option that leads to it.
+A public class of a package is checked as before with nothing known of what its constructor
+is passed, and, where the class's code can act on the choice (it builds an optimizer, clips
+gradients or speaks of sparse), also in the configurations its constructor admits: every
+keyword at its literal default, then each `True`/`False` option flipped alone. Each value
+carries where it comes from, so a finding names the option that leads to it.
 """
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ import libcst as cst
 from ..diagnostics import Evidence
 from .evaluation.facts import Const, Fact, Scalar
 
-# what a flipped option can lead to: an optimizer built, gradients clipped
-_ACTS = re.compile(r"\b(optim|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|LBFGS|Rprop|ASGD|NAdam|RAdam|SparseAdam|clip_grad_\w+)\b")
+# what an option can lead to: an optimizer built, gradients clipped, sparse gradients
+ACTS = re.compile(r"\b(optim|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|LBFGS|Rprop|ASGD|NAdam|RAdam|SparseAdam|"
+                  r"clip_grad_\w+|sparse)\b")
 MAX_FLIPS = 4
 
 
@@ -42,10 +44,10 @@ def configurations(init: cst.FunctionDef, cls: str, code: Callable[[], str]) -> 
             Evidence.at(param, f"the default `{name}={shown}` of `{cls}`"),))
         if isinstance(value, bool):
             options.append((param, value))
-    if not defaults:
+    if not defaults or not ACTS.search(code()):
         return []
     found = [defaults]
-    if options and _ACTS.search(code()):
+    if options:
         for param, value in options[:MAX_FLIPS]:
             name = param.name.value
             flipped = Const(value=not value, evidence=(

@@ -24,7 +24,7 @@ from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scal
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
-from ..options import configurations
+from ..options import ACTS as OPTION_ACTS, configurations
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -187,9 +187,9 @@ class Walker:
         # the public methods of a public class of the module are entry points too, run in
         # each configuration its constructor's options admit
         api = self.classes.get(node.name.value) is node and not node.name.value.startswith("_")
-        configs: list = [{}]
+        configs: list = [{}]  # first with nothing known of what the constructor is passed
         if api and init is not None and self.ctx.public_module:
-            configs = configurations(init, node.name.value, lambda: self.ctx.code(node)) or configs
+            configs += configurations(init, node.name.value, lambda: self.ctx.code(node))
         for config in configs:
             self_facts = dict(base)
             if init is not None:
@@ -218,6 +218,10 @@ class Walker:
             # a public function or method of a package: its callers are outside the check
             entry = entry_point(node, method)
         final, returned = self._body(node, outer, initial, silent, entry=entry)
+        if entry is not None and self._has_options(node):
+            # once more as a caller who passes nothing gets it: the literal defaults, and a
+            # record-class config built from its own
+            self._body(node, outer, initial, silent, entry=replace(entry, defaults=True))
         name = node.name.value
         # what an entry point's callers may pass is not what this module's calls pass: its
         # returns are no summary
@@ -276,7 +280,7 @@ class Walker:
         for param in entry.rebound if entry is not None else ():
             state.env[caller_key(param)] = Const(True)
         inference.enter(state)
-        if entry is not None:
+        if entry is not None and entry.defaults:
             self._entry_defaults(node, state, entry)
             self._default_configs(node, state, inference)
         self.silent += silent
@@ -476,6 +480,14 @@ class Walker:
             if isinstance(module, Module) and module.flags.has_sparse is True:
                 state.env[name] = replace(module, evidence=(Evidence.at(p, f"annotated as `{cls}`"), *module.evidence[1:]))
 
+    def _has_options(self, node: cst.FunctionDef) -> bool:
+        """Whether an entry point has keyword defaults or an annotated parameter, and code
+        that can act on them (see `options.ACTS`)."""
+        p = node.params
+        if not any(x.default is not None or x.annotation is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params)):
+            return False
+        return OPTION_ACTS.search(self.ctx.code(node)) is not None
+
     def _entry_defaults(self, node: cst.FunctionDef, state: State, entry) -> None:
         """An entry point called without a keyword gets its literal default: a caller of
         `fit(optimizer="Adam")` who passes nothing runs with Adam."""
@@ -601,6 +613,12 @@ class Walker:
                 self.ctx.statement, self.ctx.line_node = small, node
                 if isinstance(small, (cst.Import, cst.ImportFrom)) and inf is self.module_inference:
                     self.calls.run_imports(small)
+                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    # a name an import binds inside a function no longer holds what it held
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            state.bind(bound.value, None)
                 self.calls.prepare(small, state)
                 self.dispatch(small, state)
                 if self.yields is not None:

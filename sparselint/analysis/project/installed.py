@@ -26,8 +26,8 @@ def _roots() -> tuple[str, ...]:
         real = os.path.realpath(entry)
         if real in stdlib or os.path.basename(real) == "lib-dynload":
             continue
-        if real == here or real.startswith(here + os.sep):
-            continue  # the project's own folders (`PYTHONPATH=src`): its modules are found as the project's
+        if (real == here or real.startswith(here + os.sep)) and not _site_folder(real):
+            continue  # the project's own folders (`PYTHONPATH=src`), not its `.venv`: found as the project's
         found.append(real)
     return tuple(dict.fromkeys(found))
 
@@ -58,3 +58,19 @@ def installed(path: str) -> bool:
         return False
     real = os.path.realpath(path)
     return any(real.startswith(root + os.sep) for root in _roots())
+
+
+def fingerprint() -> tuple:
+    """What results depend on beyond the files read: the search roots, and when each last
+    gained or lost an entry (a package installed or removed)."""
+    out = []
+    for root in _roots():
+        try:
+            out.append((root, os.stat(root).st_mtime_ns))
+        except OSError:
+            out.append((root, 0))
+    return tuple(out)
+
+
+def _site_folder(path: str) -> bool:
+    return os.path.basename(path) in ("site-packages", "dist-packages")

@@ -1701,7 +1701,8 @@ class Calls:
 
     def _rebound_in(self, node: cst.FunctionDef) -> set[str]:
         if node not in self._rebound:
-            self._rebound[node] = assigned_names(node.body.body) if isinstance(node.body, cst.IndentedBlock) else set()
+            self._rebound[node] = (set(self.walker.scopes.assigned(node)) if isinstance(node.body, cst.IndentedBlock)
+                                  else set())
         return self._rebound[node]
 
     def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],

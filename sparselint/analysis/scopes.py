@@ -13,7 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from .cst.syntax import assigned_names, parameters_of
-from .cst.tree import children, statements, walk
+from .cst.tree import child_list, statements, walk
 
 # Calls through which a function's writes are looked for; deeper chains are cut.
 _MAX_CHAIN = 6
@@ -41,7 +41,7 @@ def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
 
 
 def _children(n: cst.CSTNode) -> list:
-    return list(children(n))
+    return child_list(n)
 
 
 class Scopes:
@@ -54,6 +54,7 @@ class Scopes:
         self._declared: dict[cst.FunctionDef, tuple[set[str], set[str]]] = {}
         self._writes: dict[cst.FunctionDef, tuple] = {}
         self._module_writes: Optional[frozenset] = None
+        self._assigned: dict[cst.FunctionDef, frozenset] = {}
 
     # -- the tree of functions ---------------------------------------------------------
 
@@ -86,6 +87,15 @@ class Scopes:
             self._declared[node] = _declared(node) if self.declares else (set(), set())
         return self._declared[node]
 
+    def assigned(self, node: cst.FunctionDef) -> frozenset:
+        """The names a function's statements bind (its own variables, with its parameters),
+        found once for the walker, the call analyses and the scopes alike: every run of the
+        function asks."""
+        found = self._assigned.get(node)
+        if found is None:
+            found = self._assigned[node] = frozenset(assigned_names(node.body.body))
+        return found
+
     # -- writes outside a function -------------------------------------------------------
 
     def writes(self, node: cst.FunctionDef, functions: dict[str, cst.FunctionDef]) -> frozenset:
@@ -108,7 +118,8 @@ class Scopes:
         globals_, nonlocals = (set(k) for k in self.declared(node))
         lost: set[str] = set()
         if depth < _MAX_CHAIN:
-            own = (parameters_of(node) | assigned_names(_body(node))) - globals_ - nonlocals
+            mine = self.assigned(node) if isinstance(node.body, cst.IndentedBlock) else frozenset()
+            own = (parameters_of(node) | mine) - globals_ - nonlocals
             parent = self.parent(node)
             visible = dict(functions)
             if parent is not None:

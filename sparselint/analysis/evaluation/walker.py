@@ -334,7 +334,7 @@ class Walker:
         found = self._scopes.get(node)
         if found is None:
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)}
+            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in self.scopes.assigned(node)}
                                 | self.scopes.writes(node, self.functions))
             found = self._scopes[node] = (locals_, backward_calls_in_block(body))
         return found

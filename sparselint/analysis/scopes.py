@@ -17,6 +17,7 @@ from .cst.tree import child_list, statements, walk
 
 # Calls through which a function's writes are looked for; deeper chains are cut.
 _MAX_CHAIN = 6
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _DECLARATION = re.compile(r"^[ \t]*(?:global|nonlocal)[ \t]+\w", re.M)
 
 
@@ -30,11 +31,12 @@ def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
     stack = _body(node)
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Global):
+        kind = type(n)  # exact types: a failed `isinstance` on a LibCST class is costly
+        if kind is cst.Global:
             globals_.update(item.name.value for item in n.names)
-        elif isinstance(n, cst.Nonlocal):
+        elif kind is cst.Nonlocal:
             nonlocals.update(item.name.value for item in n.names)
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if kind in _SCOPE_TYPES:
             continue
         stack.extend(_children(n))
     return globals_, nonlocals
@@ -65,10 +67,11 @@ class Scopes:
             stack: list = [(self.module, None)]
             while stack:
                 n, owner = stack.pop()
-                if isinstance(n, cst.FunctionDef):
+                kind = type(n)
+                if kind is cst.FunctionDef:
                     parents[n] = owner
                     owner = n
-                elif isinstance(n, cst.ClassDef):
+                elif kind is cst.ClassDef:
                     owner = None  # a method's enclosing scope is not the class
                 for c in _children(n):
                     stack.append((c, owner))
@@ -126,7 +129,7 @@ class Scopes:
                 visible.update(self.nested(parent))
             visible.update(self.nested(node))
             for n in walk(node.body):
-                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in visible:
+                if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in visible:
                     callee = visible[n.func.value]
                     if callee is not node:
                         g, nl, lo = self.kinds(callee, functions, depth + 1)

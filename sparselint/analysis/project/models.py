@@ -286,7 +286,7 @@ class ProjectIndex:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 nested = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
                 return any(isinstance(n, ast.Return) and (isinstance(n.value, ast.Lambda) or (
-                    isinstance(n.value, ast.Name) and n.value.id in nested)) for n in ast.walk(node))
+                    isinstance(n.value, ast.Name) and n.value.id in nested)) for n in nodes_under(node))
         return False
 
     def names_read(self, file: str, text: Optional[str] = None) -> frozenset:
@@ -296,7 +296,7 @@ class ProjectIndex:
             return frozenset()
         tree = loaded[0]
         if tree not in self._reads:
-            self._reads[tree] = frozenset(n.id for n in ast.walk(tree) if type(n) is ast.Name and type(n.ctx) is ast.Load)
+            self._reads[tree] = frozenset(n.id for n in nodes_under(tree) if type(n) is ast.Name and type(n.ctx) is ast.Load)
         return self._reads[tree]
 
     def _resolve(self, local: str, path: str, text: Optional[str], attribute: str, any_binding: bool):
@@ -773,12 +773,38 @@ def parse_python(text: str) -> Optional[ast.Module]:
         return None
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# fields that hold only contexts, operators or strings
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+
+
+def nodes_under(root: ast.AST):
+    """The nodes of a tree, in no set order: those of `ast.walk` but the contexts and
+    operators, without its per-field generators (a scan of every file's tree that asks
+    whether some node is there, or what names it reads)."""
+    stack = [root]
+    fields = _CHILD_FIELDS
+    while stack:
+        node = stack.pop()
+        yield node
+        kind = type(node)
+        names = fields.get(kind)
+        if names is None:
+            names = fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        for name in names:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
 def class_may_own_parameters(node: ast.ClassDef) -> bool:
     """A class that can be a model worth knowing inside its methods: it has bases, and it
     or its methods touch parameters or sparse-capable layers."""
     return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
                                     or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
-                                    for n in ast.walk(node))
+                                    for n in nodes_under(node))
 
 
 def _methods_reached(methods: list, text: str) -> list[str]:

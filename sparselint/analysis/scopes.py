@@ -13,7 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from .cst.syntax import assigned_names, parameters_of
-from .cst.tree import child_list, statements, walk
+from .cst.tree import statement_children, statements, walk
 
 # Calls through which a function's writes are looked for; deeper chains are cut.
 _MAX_CHAIN = 6
@@ -38,12 +38,9 @@ def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
             nonlocals.update(item.name.value for item in n.names)
         if kind in _SCOPE_TYPES:
             continue
-        stack.extend(_children(n))
+        # `global` and `nonlocal` are statements: expressions need not be entered
+        stack.extend(statement_children(n))
     return globals_, nonlocals
-
-
-def _children(n: cst.CSTNode) -> list:
-    return child_list(n)
 
 
 class Scopes:
@@ -73,7 +70,8 @@ class Scopes:
                     owner = n
                 elif kind is cst.ClassDef:
                     owner = None  # a method's enclosing scope is not the class
-                for c in _children(n):
+                # a `def` is a statement: expressions (lambdas among them) need not be entered
+                for c in statement_children(n):
                     stack.append((c, owner))
             self._parents = parents
         return self._parents.get(node)

@@ -63,9 +63,10 @@ class Names:
     def from_module(cls, module: cst.Module, roots: Iterable[str] = _ROOTS) -> "Names":
         collector = _ImportCollector(tuple(roots))
         for node in statements(module):
-            if isinstance(node, cst.Import):
+            kind = type(node)  # exact types: a failed `isinstance` on a LibCST class is costly
+            if kind is cst.Import:
                 collector.visit_Import(node)
-            elif isinstance(node, cst.ImportFrom):
+            elif kind is cst.ImportFrom:
                 collector.visit_ImportFrom(node)
         return cls(collector.aliases)
 

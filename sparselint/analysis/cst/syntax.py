@@ -7,7 +7,7 @@ import libcst as cst
 
 from ..torchops import torchapi as api
 from .names import dotted
-from .tree import child_list, children
+from .tree import child_list
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SCOPE_TYPES = frozenset(_SCOPES)  # concrete types: a set lookup, not an abstract `isinstance`

@@ -114,6 +114,16 @@ def walk(root: cst.CSTNode, stop=()) -> Iterator[cst.CSTNode]:
 _EXPRESSION: dict[type, bool] = {}
 
 
+def statement_children(node: cst.CSTNode) -> list:
+    """The children of a node that is not an expression (none for an expression): enough to
+    reach every statement, and every `def`, `class`, `global` and `nonlocal`."""
+    t = type(node)
+    e = _EXPRESSION.get(t)
+    if e is None:
+        e = _EXPRESSION[t] = issubclass(t, cst.BaseExpression)
+    return [] if e else child_list(node)
+
+
 def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """What `walk` yields, without entering expressions: the statements and the nodes that
     make them up (`Import`, `Global`, an assignment's targets), at a fraction of the cost

@@ -602,11 +602,14 @@ class ProjectIndex:
         except SyntaxError:
             return [code]
         out: list[str] = []
+        lines: Optional[list[str]] = None
         for node in tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else ():
             value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             if value is None:
                 continue
-            out.append(ast.get_source_segment(code, value) or "")
+            if lines is None:
+                lines = _source_lines(code)
+            out.append(_segment(lines, value))
             if depth <= 4:
                 for called in _called_names(value):
                     out.extend(self._definition_text(file, called, files, depth + 1))
@@ -760,6 +763,32 @@ def _line_start_of_decorators(body: str, start: int) -> int:
             break
         at = previous
     return at
+
+
+# where `ast` ends a line: `\r\n`, `\r` or `\n` (not the other breaks `str.splitlines` knows)
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def _source_lines(text: str) -> list[str]:
+    """The lines of a source text as `ast` counts them, with their ends."""
+    lines = _LINE_END.split(text)
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """`ast.get_source_segment(text, node) or ""` with the text's lines split once:
+    `ast` splits the whole text again, character by character, for every segment."""
+    end_lineno, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end_lineno is None or end_col is None:
+        return ""
+    first, last = node.lineno - 1, end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:end_col].decode()
+    head = lines[first].encode()[node.col_offset:].decode()
+    tail = lines[last].encode()[:end_col].decode()
+    return "".join([head, *lines[first + 1:last], tail])
 
 
 def parse_python(text: str) -> Optional[ast.Module]:

@@ -833,11 +833,13 @@ class Walker:
 
         refine = self.ctx.inference.refine
         bind = self.ctx.inference.bind_loop_target
+        hooked = self.hooks
 
         def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode], st: State) -> None:
             parents[node] = parent
-            self._call_hooks(node, st)
             t = type(node)
+            if t.__name__ in hooked:  # most nodes have no rule looking at them
+                self._call_hooks(node, st)
             if t in _NOT_ENTERED_TYPES:
                 return
             if t in _COMPREHENSIONS:

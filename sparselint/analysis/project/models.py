@@ -397,7 +397,7 @@ class ProjectIndex:
                 if not code and _subclassed(text, local):
                     # a base class whose methods a subclass here inherits: `__init__`, those
                     # this file calls, and those these call on `self` in turn, run here
-                    code = _methods_reached(self._methods_of(file, original), text)
+                    code = _methods_reached(self._methods_of(file, original), (text,))
                 elif not code:
                     # a model class: building one runs its `__init__`, calling one its
                     # `forward`, here
@@ -407,7 +407,7 @@ class ProjectIndex:
                     # `trainer.fit`), and those they or `__init__` call on `self` in turn
                     methods = self._methods_of(file, original)
                     if methods:
-                        code = list(code) + [c for c in _methods_reached(methods, "\n".join([text, *code]))
+                        code = list(code) + [c for c in _methods_reached(methods, (text, *code))
                                              if c not in code]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
@@ -836,11 +836,11 @@ def class_may_own_parameters(node: ast.ClassDef) -> bool:
                                     for n in nodes_under(node))
 
 
-def _methods_reached(methods: list, text: str) -> list[str]:
-    """The code of `__init__` and of the methods named as attributes (`.fit`) in `text` or in
+def _methods_reached(methods: list, texts: tuple[str, ...]) -> list[str]:
+    """The code of `__init__` and of the methods named as attributes (`.fit`) in `texts` or in
     the code of a method already reached."""
     reached: list[str] = []
-    named = set(_ATTRIBUTE_NAME.findall(text))
+    named = set().union(*(_attribute_names(t) for t in texts))
     pending = list(methods)
     changed = True
     while changed:
@@ -849,7 +849,7 @@ def _methods_reached(methods: list, text: str) -> list[str]:
         for name, code in pending:
             if name == "__init__" or name in named:
                 reached.append(code)
-                named.update(_ATTRIBUTE_NAME.findall(code))
+                named.update(_attribute_names(code))
                 changed = True
             else:
                 left.append((name, code))
@@ -858,6 +858,15 @@ def _methods_reached(methods: list, text: str) -> list[str]:
 
 
 _ATTRIBUTE_NAME = re.compile(r"\.(\w+)\b")
+
+
+@lru_cache(maxsize=512)
+def _attribute_names(text: str) -> frozenset:
+    """The names a text reads as attributes (`.fit`), found once per text: a file is searched
+    for every class it imports, a method's code for every file that imports its class."""
+    return frozenset(_ATTRIBUTE_NAME.findall(text))
+
+
 _CLASS_NAME = re.compile(r"^class[ \t]+(\w+)\b", re.M)
 _VALUE_NAME = re.compile(r"^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 

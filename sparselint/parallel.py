@@ -28,10 +28,19 @@ def _prefilter_and_check(path: str, settings: Settings, rules=None) -> tuple[Fil
     entries = entry_tokens(settings.rules()) if settings.api_entry_points else None
     if not settings.per_file_ignores and _cannot_match(path, prefilter_tokens(settings.rules()), deps, entries):
         return FileResult(path=path), deps
+    # A file's check allocates its trees, facts and memos, which all live until its end: the
+    # cyclic collector, run while they grow, finds next to nothing to free and scans them again
+    # and again. It waits for the end of the file, where `collect_file_garbage` frees them
+    # (before the collector is back on: the first allocation would otherwise start a scan of
+    # everything the file allocated).
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         return check_file(path, settings, rules), None
     finally:
         collect_file_garbage()
+        if enabled:
+            gc.enable()
 
 
 def collect_file_garbage() -> None:

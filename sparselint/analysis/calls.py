@@ -36,6 +36,8 @@ MAX_DEPTH = 4
 # a model built of models built of layers: constructors are followed deeper than other calls
 MAX_MODEL_DEPTH = 8
 _GLOBAL = "<global>"
+# the statements that store through their target (`x.name = ...`, `del x.name`)
+_STORING = frozenset({cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del})
 # The chain of callees being analysed, across files, so mutual recursion between modules ends.
 _ACTIVE: list[cst.FunctionDef] = []
 # Modules of the project parsed for calls into them, once per process: (path, hash of text)
@@ -567,9 +569,10 @@ class Calls:
                 counts[p] = counts.get(p, 0) + 1
             unstable = set()
             for n in walk(scope.body):
-                if isinstance(n, (cst.For, cst.While)):
+                kind = type(n)
+                if kind is cst.For or kind is cst.While:
                     unstable |= assigned_names([n])
-                elif isinstance(n, (cst.FunctionDef, cst.Lambda)) and isinstance(getattr(n, "body", None), cst.IndentedBlock):
+                elif (kind is cst.FunctionDef or kind is cst.Lambda) and isinstance(getattr(n, "body", None), cst.IndentedBlock):
                     unstable |= declared_names(n.body.body)
             self._once[scope] = frozenset(k for k, c in counts.items() if c == 1 and k not in unstable)
         return self._once[scope]
@@ -584,7 +587,7 @@ class Calls:
                 local = params
             else:
                 local = parameters_of(node) | self._rebound_in(node)
-            self._free_in[node] = frozenset(n.value for n in walk(node.body) if isinstance(n, cst.Name)) - local
+            self._free_in[node] = frozenset(n.value for n in walk(node.body) if type(n) is cst.Name) - local
         return self._free_in[node]
 
     def _lambda_def(self, node: cst.Lambda) -> cst.FunctionDef:
@@ -852,11 +855,10 @@ class Calls:
             scan = walk if "setattr" in source or "delattr" in source else statements
             for n in scan(self.walker.module):
                 targets = ()
-                if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+                kind = type(n)  # exact types: a failed `isinstance` on a LibCST class is costly
+                if kind in _STORING:
                     targets = (n.target,)
-                elif isinstance(n, cst.Del):
-                    targets = (n.target,)
-                elif (isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+                elif (kind is cst.Call and isinstance(n.func, cst.Name)
                       and n.func.value in ("setattr", "delattr") and len(n.args) >= 2):
                     key = n.args[1].value
                     if isinstance(key, cst.SimpleString):
@@ -1706,9 +1708,10 @@ class Calls:
             found = False
             for n in walk(node.body):
                 target = None
-                if isinstance(n, (cst.AssignTarget, cst.AugAssign)):
+                kind = type(n)
+                if kind is cst.AssignTarget or kind is cst.AugAssign:
                     target = n.target
-                elif (isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                elif (kind is cst.Call and isinstance(n.func, cst.Attribute)
                       and n.func.attr.value in ("requires_grad_", "_coalesced_")):
                     target = cst.Attribute(value=n.func.value, attr=cst.Name("requires_grad"))
                 if isinstance(target, cst.Attribute) and target.attr.value in ("grad", "data", "requires_grad"):
@@ -1724,7 +1727,7 @@ class Calls:
         if node not in self._free:
             params = parameters_of(node)
             local = params | self._rebound_in(node)
-            self._free[node] = {n.value for n in walk(node.body) if isinstance(n, cst.Name)} - local
+            self._free[node] = {n.value for n in walk(node.body) if type(n) is cst.Name} - local
         return self._free[node]
 
     def _holds_token(self, node: cst.FunctionDef) -> bool:
@@ -1758,7 +1761,8 @@ class Calls:
 
     def _rebound_in(self, node: cst.FunctionDef) -> set[str]:
         if node not in self._rebound:
-            self._rebound[node] = assigned_names(node.body.body) if isinstance(node.body, cst.IndentedBlock) else set()
+            self._rebound[node] = (set(self.walker.scopes.assigned(node)) if isinstance(node.body, cst.IndentedBlock)
+                                  else set())
         return self._rebound[node]
 
     def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],

@@ -177,22 +177,25 @@ class Context:
         """How the value of an expression is used: "read", "inplace" (receiver of an in-place
         method), "item-assign" / "item-augassign" (`x[i] = v` / `x[i] += v` on it),
         "augassign" (`x += v`), "assign" (an assignment target)."""
-        parent = self.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
-            grand = self.parent(parent)
-            if isinstance(grand, cst.Call) and grand.func is parent and is_inplace_method(parent.attr.value):
+        parent = self.parents.get(node)
+        # exact type tests (the classes are concrete): `isinstance` against a LibCST class
+        # that fails runs a Python-level `__instancecheck__`, and this runs for every name
+        kind = type(parent)
+        if kind is cst.Attribute and parent.value is node:
+            grand = self.parents.get(parent)
+            if type(grand) is cst.Call and grand.func is parent and is_inplace_method(parent.attr.value):
                 return "inplace"
             return "read"
-        if isinstance(parent, cst.Subscript) and parent.value is node:
-            grand = self.parent(parent)
-            if isinstance(grand, cst.AssignTarget):
+        if kind is cst.Subscript and parent.value is node:
+            grand = type(self.parents.get(parent))
+            if grand is cst.AssignTarget:
                 return "item-assign"
-            if isinstance(grand, cst.AugAssign) and grand.target is parent:
+            if grand is cst.AugAssign and self.parents.get(parent).target is parent:
                 return "item-augassign"
             return "read"
-        if isinstance(parent, cst.AugAssign) and parent.target is node:
+        if kind is cst.AugAssign and parent.target is node:
             return "augassign"
-        if isinstance(parent, cst.AssignTarget):
+        if kind is cst.AssignTarget:
             return "assign"
         return "read"
 

@@ -13,10 +13,11 @@ from typing import Optional
 import libcst as cst
 
 from .cst.syntax import assigned_names, parameters_of
-from .cst.tree import children, statements, walk
+from .cst.tree import statement_children, statements, walk
 
 # Calls through which a function's writes are looked for; deeper chains are cut.
 _MAX_CHAIN = 6
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _DECLARATION = re.compile(r"^[ \t]*(?:global|nonlocal)[ \t]+\w", re.M)
 
 
@@ -30,18 +31,16 @@ def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
     stack = _body(node)
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Global):
+        kind = type(n)  # exact types: a failed `isinstance` on a LibCST class is costly
+        if kind is cst.Global:
             globals_.update(item.name.value for item in n.names)
-        elif isinstance(n, cst.Nonlocal):
+        elif kind is cst.Nonlocal:
             nonlocals.update(item.name.value for item in n.names)
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if kind in _SCOPE_TYPES:
             continue
-        stack.extend(_children(n))
+        # `global` and `nonlocal` are statements: expressions need not be entered
+        stack.extend(statement_children(n))
     return globals_, nonlocals
-
-
-def _children(n: cst.CSTNode) -> list:
-    return list(children(n))
 
 
 class Scopes:
@@ -54,6 +53,7 @@ class Scopes:
         self._declared: dict[cst.FunctionDef, tuple[set[str], set[str]]] = {}
         self._writes: dict[cst.FunctionDef, tuple] = {}
         self._module_writes: Optional[frozenset] = None
+        self._assigned: dict[cst.FunctionDef, frozenset] = {}
 
     # -- the tree of functions ---------------------------------------------------------
 
@@ -64,12 +64,14 @@ class Scopes:
             stack: list = [(self.module, None)]
             while stack:
                 n, owner = stack.pop()
-                if isinstance(n, cst.FunctionDef):
+                kind = type(n)
+                if kind is cst.FunctionDef:
                     parents[n] = owner
                     owner = n
-                elif isinstance(n, cst.ClassDef):
+                elif kind is cst.ClassDef:
                     owner = None  # a method's enclosing scope is not the class
-                for c in _children(n):
+                # a `def` is a statement: expressions (lambdas among them) need not be entered
+                for c in statement_children(n):
                     stack.append((c, owner))
             self._parents = parents
         return self._parents.get(node)
@@ -85,6 +87,15 @@ class Scopes:
         if node not in self._declared:
             self._declared[node] = _declared(node) if self.declares else (set(), set())
         return self._declared[node]
+
+    def assigned(self, node: cst.FunctionDef) -> frozenset:
+        """The names a function's statements bind (its own variables, with its parameters),
+        found once for the walker, the call analyses and the scopes alike: every run of the
+        function asks."""
+        found = self._assigned.get(node)
+        if found is None:
+            found = self._assigned[node] = frozenset(assigned_names(node.body.body))
+        return found
 
     # -- writes outside a function -------------------------------------------------------
 
@@ -108,14 +119,15 @@ class Scopes:
         globals_, nonlocals = (set(k) for k in self.declared(node))
         lost: set[str] = set()
         if depth < _MAX_CHAIN:
-            own = (parameters_of(node) | assigned_names(_body(node))) - globals_ - nonlocals
+            mine = self.assigned(node) if isinstance(node.body, cst.IndentedBlock) else frozenset()
+            own = (parameters_of(node) | mine) - globals_ - nonlocals
             parent = self.parent(node)
             visible = dict(functions)
             if parent is not None:
                 visible.update(self.nested(parent))
             visible.update(self.nested(node))
             for n in walk(node.body):
-                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in visible:
+                if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in visible:
                     callee = visible[n.func.value]
                     if callee is not node:
                         g, nl, lo = self.kinds(callee, functions, depth + 1)

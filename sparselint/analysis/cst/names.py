@@ -27,13 +27,22 @@ CANONICAL = {
 }
 
 
+_ATTRIBUTE, _NAME = cst.Attribute, cst.Name
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of names and attributes, else None."""
+    # exact type tests: both classes are concrete and final, and `isinstance` against a
+    # LibCST class runs a Python-level `__instancecheck__` whenever it fails
+    kind = type(node)
+    if kind is _NAME:
+        return node.value
     parts = []
-    while isinstance(node, cst.Attribute):
+    while kind is _ATTRIBUTE:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+        kind = type(node)
+    if kind is not _NAME:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -54,9 +63,10 @@ class Names:
     def from_module(cls, module: cst.Module, roots: Iterable[str] = _ROOTS) -> "Names":
         collector = _ImportCollector(tuple(roots))
         for node in statements(module):
-            if isinstance(node, cst.Import):
+            kind = type(node)  # exact types: a failed `isinstance` on a LibCST class is costly
+            if kind is cst.Import:
                 collector.visit_Import(node)
-            elif isinstance(node, cst.ImportFrom):
+            elif kind is cst.ImportFrom:
                 collector.visit_ImportFrom(node)
         return cls(collector.aliases)
 

@@ -7,7 +7,7 @@ import libcst as cst
 
 from ..torchops import torchapi as api
 from .names import dotted
-from .tree import children
+from .tree import child_list
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SCOPE_TYPES = frozenset(_SCOPES)  # concrete types: a set lookup, not an abstract `isinstance`
@@ -23,7 +23,9 @@ def _walk(node: cst.CSTNode, visit: Callable[[cst.CSTNode], None]) -> None:
         visit(n)
         if type(n) in _SCOPE_TYPES:
             continue
-        stack.extend(reversed(list(children(n))))
+        found = child_list(n)
+        found.reverse()
+        stack.extend(found)
 
 
 def _target_names(target: cst.BaseExpression, attributes: bool) -> list[str]:
@@ -99,7 +101,7 @@ def reads_of(stmts: Iterable[cst.CSTNode], name: str) -> list[tuple[cst.Name, cs
                 out.append((n, parent, grand))
         if type(n) in _SCOPE_TYPES:
             continue
-        stack.extend((c, n, parent) for c in reversed(list(children(n))))
+        stack.extend((c, n, parent) for c in reversed(child_list(n)))
     return out
 
 
@@ -161,7 +163,7 @@ def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
         n = stack.pop()
         if type(n) in _SCOPE_TYPES or (skip_block is not None and type(n) is cst.With and skip_block(n)):
             continue
-        kids = list(children(n))
+        kids = child_list(n)
         if type(n) is cst.Arg and type(n.value) is cst.Name:
             out.append(n.value)
         elif type(n) is cst.BinaryOperation:
@@ -251,7 +253,7 @@ def _read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) ->
                 stack.extend((a, n, True) for a in n.args)
                 continue
         try:
-            kids = list(children(n))
+            kids = child_list(n)
         except RecursionError:
             return set(paths)
         stack.extend((k, n, gradless) for k in kids)

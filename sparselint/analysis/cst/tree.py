@@ -7,6 +7,7 @@ field order follows the source closely enough for evaluation order and "comes la
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Iterator
 
 import libcst as cst
@@ -50,22 +51,51 @@ def _fields(kind: type) -> tuple[str, ...]:
     return names
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def _getter(kind: type):
+    names = _FIELDS.get(kind) or _fields(kind)
+    if not names:
+        get = _no_fields
+    elif len(names) == 1:
+        one = operator.attrgetter(names[0])
+        get = lambda node: (one(node),)  # noqa: E731
+    else:
+        get = operator.attrgetter(*names)
+    _GETTERS[kind] = get
+    return get
+
+
+def _no_fields(node) -> tuple:
+    return ()
+
+
+# Per concrete node type: one call that reads all its fields at once.
+_GETTERS: dict[type, object] = {}
+
+
+def child_list(node: cst.CSTNode) -> list:
+    """The children of a node as a new list, in field order (the cheapest form for walks,
+    which reverse it onto a stack)."""
+    out = []
     kinds = _KINDS
-    for name in _FIELDS.get(type(node)) or _fields(type(node)):
-        value = getattr(node, name)
+    kind = type(node)
+    for value in (_GETTERS.get(kind) or _getter(kind))(node):
         k = kinds.get(type(value))
         if k is None:
             k = _kind(type(value))
         if k == _NODE:
-            yield value
+            out.append(value)
         elif k == _SEQ:
             for item in value:
                 ki = kinds.get(type(item))
                 if ki is None:
                     ki = _kind(type(item))
                 if ki == _NODE:
-                    yield item
+                    out.append(item)
+    return out
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    return iter(child_list(node))
 
 
 def walk(root: cst.CSTNode, stop=()) -> Iterator[cst.CSTNode]:
@@ -76,10 +106,22 @@ def walk(root: cst.CSTNode, stop=()) -> Iterator[cst.CSTNode]:
         yield node
         if stop and isinstance(node, stop) and node is not root:
             continue
-        stack.extend(reversed(list(children(node))))
+        found = child_list(node)
+        found.reverse()
+        stack.extend(found)
 
 
 _EXPRESSION: dict[type, bool] = {}
+
+
+def statement_children(node: cst.CSTNode) -> list:
+    """The children of a node that is not an expression (none for an expression): enough to
+    reach every statement, and every `def`, `class`, `global` and `nonlocal`."""
+    t = type(node)
+    e = _EXPRESSION.get(t)
+    if e is None:
+        e = _EXPRESSION[t] = issubclass(t, cst.BaseExpression)
+    return [] if e else child_list(node)
 
 
 def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -96,7 +138,9 @@ def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         if e is None:
             e = expression[t] = issubclass(t, cst.BaseExpression)
         if not e:
-            stack.extend(reversed(list(children(node))))
+            found = child_list(node)
+            found.reverse()
+            stack.extend(found)
 
 
 class Order:
@@ -115,4 +159,4 @@ class Order:
             self.pre[node] = counter
             counter += 1
             stack.append((node, True))
-            stack.extend((c, False) for c in reversed(list(children(node))))
+            stack.extend((c, False) for c in reversed(child_list(node)))

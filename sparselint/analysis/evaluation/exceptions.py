@@ -89,9 +89,12 @@ class ExceptionClasses:
 def _imported_names(module: cst.Module) -> frozenset:
     found = set()
     for n in statements(module):
-        if isinstance(n, cst.ImportFrom) and isinstance(n.names, cst.ImportStar):
+        kind = type(n)  # exact types: a failed `isinstance` on a LibCST class is costly
+        if kind is not cst.Import and kind is not cst.ImportFrom:
+            continue
+        if kind is cst.ImportFrom and isinstance(n.names, cst.ImportStar):
             found |= set(BUILTIN_EXCEPTIONS)  # any of them may be another class
-        elif isinstance(n, (cst.Import, cst.ImportFrom)):
+        else:
             for alias in n.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 root = bound

@@ -69,6 +69,7 @@ class Walker:
         self.scopes = Scopes(module, ctx.source)
         self.calls = Calls(self)
         self.module_inference: Optional[Inference] = None
+        self._module_names: Optional[tuple] = None
         self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
@@ -155,9 +156,14 @@ class Walker:
         return self._module_counts.get(name, 0) == 1
 
     def _inference(self, names: Names, outer: dict, locals_: frozenset) -> Inference:
+        # made for every run of every body: what it reads of the module is worked out once
+        # (`collect` only ever adds the module's definitions, so their count tells a change)
+        key = (len(self.functions), len(self.classes))
+        if self._module_names is None or self._module_names[0] != key:
+            self._module_names = (key, frozenset(self.functions) | frozenset(self.classes), ":=" in self.ctx.source)
         inf = Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,
-                        project_names=frozenset(self.functions) | frozenset(self.classes))
-        inf.walrus_possible = ":=" in self.ctx.source
+                        project_names=self._module_names[1])
+        inf.walrus_possible = self._module_names[2]
         return inf
 
     def definitions(self, st: cst.CSTNode, outer: dict[str, Fact]) -> None:
@@ -352,7 +358,7 @@ class Walker:
         found = self._scopes.get(node)
         if found is None:
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in assigned_names(node.body.body)}
+            locals_ = frozenset(parameters_of(node) | {p.split(".")[0] for p in self.scopes.assigned(node)}
                                 | self.scopes.writes(node, self.functions))
             found = self._scopes[node] = (locals_, backward_calls_in_block(body))
         return found
@@ -899,11 +905,13 @@ class Walker:
 
         refine = self.ctx.inference.refine
         bind = self.ctx.inference.bind_loop_target
+        hooked = self.hooks
 
         def walk(node: cst.CSTNode, parent: Optional[cst.CSTNode], st: State) -> None:
             parents[node] = parent
-            self._call_hooks(node, st)
             t = type(node)
+            if t.__name__ in hooked:  # most nodes have no rule looking at them
+                self._call_hooks(node, st)
             if t in _NOT_ENTERED_TYPES:
                 return
             if t in _COMPREHENSIONS:

@@ -288,7 +288,7 @@ class ProjectIndex:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
                 nested = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
                 return any(isinstance(n, ast.Return) and (isinstance(n.value, ast.Lambda) or (
-                    isinstance(n.value, ast.Name) and n.value.id in nested)) for n in ast.walk(node))
+                    isinstance(n.value, ast.Name) and n.value.id in nested)) for n in nodes_under(node))
         return False
 
     def names_read(self, file: str, text: Optional[str] = None) -> frozenset:
@@ -298,7 +298,7 @@ class ProjectIndex:
             return frozenset()
         tree = loaded[0]
         if tree not in self._reads:
-            self._reads[tree] = frozenset(n.id for n in ast.walk(tree) if type(n) is ast.Name and type(n.ctx) is ast.Load)
+            self._reads[tree] = frozenset(n.id for n in nodes_under(tree) if type(n) is ast.Name and type(n.ctx) is ast.Load)
         return self._reads[tree]
 
     def _resolve(self, local: str, path: str, text: Optional[str], attribute: str, any_binding: bool):
@@ -399,7 +399,7 @@ class ProjectIndex:
                 if not code and _subclassed(text, local):
                     # a base class whose methods a subclass here inherits: `__init__`, those
                     # this file calls, and those these call on `self` in turn, run here
-                    code = _methods_reached(self._methods_of(file, original), text)
+                    code = _methods_reached(self._methods_of(file, original), (text,))
                 elif not code:
                     # a model class: building one runs its `__init__`, calling one its
                     # `forward`, here
@@ -409,7 +409,7 @@ class ProjectIndex:
                     # `trainer.fit`), and those they or `__init__` call on `self` in turn
                     methods = self._methods_of(file, original)
                     if methods:
-                        code = list(code) + [c for c in _methods_reached(methods, "\n".join([text, *code]))
+                        code = list(code) + [c for c in _methods_reached(methods, (text, *code))
                                              if c not in code]
                 if code and any(tokens.search(c) for c in code):
                     names.append(local)
@@ -604,11 +604,14 @@ class ProjectIndex:
         except SyntaxError:
             return [code]
         out: list[str] = []
+        lines: Optional[list[str]] = None
         for node in tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else ():
             value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             if value is None:
                 continue
-            out.append(ast.get_source_segment(code, value) or "")
+            if lines is None:
+                lines = _source_lines(code)
+            out.append(_segment(lines, value))
             if depth <= 4:
                 for called in _called_names(value):
                     out.extend(self._definition_text(file, called, files, depth + 1))
@@ -764,6 +767,32 @@ def _line_start_of_decorators(body: str, start: int) -> int:
     return at
 
 
+# where `ast` ends a line: `\r\n`, `\r` or `\n` (not the other breaks `str.splitlines` knows)
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def _source_lines(text: str) -> list[str]:
+    """The lines of a source text as `ast` counts them, with their ends."""
+    lines = _LINE_END.split(text)
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """`ast.get_source_segment(text, node) or ""` with the text's lines split once:
+    `ast` splits the whole text again, character by character, for every segment."""
+    end_lineno, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end_lineno is None or end_col is None:
+        return ""
+    first, last = node.lineno - 1, end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:end_col].decode()
+    head = lines[first].encode()[node.col_offset:].decode()
+    tail = lines[last].encode()[:end_col].decode()
+    return "".join([head, *lines[first + 1:last], tail])
+
+
 def parse_python(text: str) -> Optional[ast.Module]:
     """The `ast` of a source text, None when it does not parse; SyntaxWarnings are not ours
     to report."""
@@ -775,19 +804,45 @@ def parse_python(text: str) -> Optional[ast.Module]:
         return None
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# fields that hold only contexts, operators or strings
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+
+
+def nodes_under(root: ast.AST):
+    """The nodes of a tree, in no set order: those of `ast.walk` but the contexts and
+    operators, without its per-field generators (a scan of every file's tree that asks
+    whether some node is there, or what names it reads)."""
+    stack = [root]
+    fields = _CHILD_FIELDS
+    while stack:
+        node = stack.pop()
+        yield node
+        kind = type(node)
+        names = fields.get(kind)
+        if names is None:
+            names = fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        for name in names:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
 def class_may_own_parameters(node: ast.ClassDef) -> bool:
     """A class that can be a model worth knowing inside its methods: it has bases, and it
     or its methods touch parameters or sparse-capable layers."""
     return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
                                     or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
-                                    for n in ast.walk(node))
+                                    for n in nodes_under(node))
 
 
-def _methods_reached(methods: list, text: str) -> list[str]:
-    """The code of `__init__` and of the methods named as attributes (`.fit`) in `text` or in
+def _methods_reached(methods: list, texts: tuple[str, ...]) -> list[str]:
+    """The code of `__init__` and of the methods named as attributes (`.fit`) in `texts` or in
     the code of a method already reached."""
     reached: list[str] = []
-    named = set(_ATTRIBUTE_NAME.findall(text))
+    named = set().union(*(_attribute_names(t) for t in texts))
     pending = list(methods)
     changed = True
     while changed:
@@ -796,7 +851,7 @@ def _methods_reached(methods: list, text: str) -> list[str]:
         for name, code in pending:
             if name == "__init__" or name in named:
                 reached.append(code)
-                named.update(_ATTRIBUTE_NAME.findall(code))
+                named.update(_attribute_names(code))
                 changed = True
             else:
                 left.append((name, code))
@@ -805,6 +860,15 @@ def _methods_reached(methods: list, text: str) -> list[str]:
 
 
 _ATTRIBUTE_NAME = re.compile(r"\.(\w+)\b")
+
+
+@lru_cache(maxsize=512)
+def _attribute_names(text: str) -> frozenset:
+    """The names a text reads as attributes (`.fit`), found once per text: a file is searched
+    for every class it imports, a method's code for every file that imports its class."""
+    return frozenset(_ATTRIBUTE_NAME.findall(text))
+
+
 _CLASS_NAME = re.compile(r"^class[ \t]+(\w+)\b", re.M)
 _VALUE_NAME = re.compile(r"^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 

@@ -451,7 +451,7 @@ def _member_values(node: ast.AST) -> list[str]:
             if isinstance(n, ast.Return) and n.value is not None:
                 return [node.name]
             if not isinstance(n, (*_DEFS, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(n))
+                _push_children(n, stack)
         return []
     if isinstance(node, ast.Assign):
         return [t.id for t in node.targets if isinstance(t, ast.Name)]

@@ -276,7 +276,7 @@ def returned_values(func: cst.FunctionDef) -> Optional[list[cst.BaseExpression]]
         elif t is cst.Yield:
             return None
         elif t not in _SCOPE_TYPES:
-            stack.extend(children(n))
+            stack.extend(child_list(n))
     last = func.body.body[-1] if func.body.body else None
     ends = isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
     return found if found and ends else None

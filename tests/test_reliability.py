@@ -233,8 +233,9 @@ def test_a_file_out_of_time_keeps_the_findings_already_made(tmp_path):
     full, cpu = _run_measured([str(tmp_path / "m.py")])
     assert codes(full) == ["SPL001"] * 601
     # a budget spent while findings are being made, as measured on this machine: about
-    # half of the time goes to parsing and inference before the first finding
-    budget = max(0.2, 0.8 * (cpu - startup))
+    # half of the time goes to parsing and inference before the first finding, and the
+    # collection of the file's garbage at its end (a tenth or more) is no part of its check
+    budget = max(0.2, 0.7 * (cpu - startup))
     r, _ = _run_measured(["--file-timeout", f"{budget:.2f}", str(tmp_path / "m.py")])
     no_traceback(r)
     found = codes(r)

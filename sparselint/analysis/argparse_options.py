@@ -24,7 +24,7 @@ _HAS_OPTIONS = re.compile(r"\.add_argument\(")
 _PARSES = re.compile(r"\.parse(?:_known)?_args\(")
 # what an option can lead to: an optimizer built, gradients clipped, sparse gradients
 _ACTS = re.compile(r"\b(optim|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|clip_grad_\w+|sparse)\b")
-MAX_CONFIGURATIONS = 12
+MAX_CONFIGURATIONS = 8
 _FLAGS = {"store_true": (False, True), "store_false": (True, False)}
 
 
@@ -44,22 +44,25 @@ def parsed_arguments() -> Optional[tuple]:
 
 
 def configurations(text: str) -> list[tuple]:
-    """(name, fact) attributes of the parsed arguments, one tuple per configuration: the
-    defaults first. Empty when the module declares no options worth turning."""
+    """(name, fact) attributes of the parsed arguments, one tuple per configuration (None:
+    nothing known, first). Empty when the module declares no options worth turning."""
     if not (_HAS_OPTIONS.search(text) and _PARSES.search(text) and _ACTS.search(text)):
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    # an option the program never reads (`args.name`) cannot change a finding
-    options = [o for o in map(_option, _add_argument_calls(tree))
-               if o is not None and re.search(rf"\.{re.escape(o.dest)}\b", text)]
+    # an option the program never reads (`args.name`) near an optimizer, clipping or a
+    # sparse switch cannot change a finding worth the extra runs
+    lines = text.splitlines()
+    options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None and _acts_near(o.dest, lines)]
     if not options:
         return []
     defaults = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`"))
                 for o in options if o.default is not _NO_VALUE}
-    found = [tuple(sorted(defaults.items()))]
+    # first as before, nothing known of the options (a value without choices, `--clip`, may
+    # be any), then the defaults, then each other admitted value
+    found: list = [None, tuple(sorted(defaults.items()))]
     for o in options:
         for value in o.others:
             if len(found) >= MAX_CONFIGURATIONS:
@@ -69,6 +72,15 @@ def configurations(text: str) -> list[tuple]:
             config = {**defaults, o.dest: _fact(value, _at(o, text_))}
             found.append(tuple(sorted(config.items())))
     return found
+
+
+def _acts_near(dest: str, lines: list, window: int = 3) -> bool:
+    read = re.compile(rf"\.{re.escape(dest)}\b")
+    for i, line in enumerate(lines):
+        if read.search(line) and not line.lstrip().startswith(("#", "parser.", "p.")) and any(
+                _ACTS.search(near) for near in lines[i:i + window + 1]):
+            return True
+    return False
 
 
 def use(config: Optional[tuple]):

@@ -4,29 +4,50 @@ one a user may turn.
 
 A public class of a package is checked as before with nothing known of what its constructor
 is passed, and, where the class's code can act on the choice (it builds an optimizer, clips
-gradients or speaks of sparse), also in the configurations its constructor admits: every
+gradients or passes `sparse=`), also in the configurations its constructor admits: every
 keyword at its literal default, then each `True`/`False` option flipped alone. Each value
 carries where it comes from, so a finding names the option that leads to it.
 """
 from __future__ import annotations
 
-import re
-from typing import Callable
 
 import libcst as cst
 
 from ..diagnostics import Evidence
+from .cst.names import dotted
+from .cst.tree import walk
 from .evaluation.facts import Const, Fact, Scalar
 
-# what an option can lead to: an optimizer built, gradients clipped, sparse gradients
-ACTS = re.compile(r"\b(optim|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|LBFGS|Rprop|ASGD|NAdam|RAdam|SparseAdam|"
-                  r"clip_grad_\w+|sparse)\b")
+# what an option can lead to: an optimizer built, gradients clipped, a `sparse=` choice
+_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "SparseAdam", "SGD", "RMSprop", "Adagrad", "Adadelta", "NAdam",
+                         "RAdam", "ASGD", "Rprop", "LBFGS"})
+
+
+def acts(node: cst.CSTNode) -> bool:
+    """Whether code builds an optimizer (`torch.optim.X(...)`, `optim.X(...)`, `getattr(torch.optim,
+    ...)`), clips gradients, or passes `sparse=` on: where a default or an option can decide
+    a finding. Docstrings and comments do not count."""
+    for n in walk(node):
+        if type(n) is not cst.Call:
+            continue
+        func = n.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        owner = dotted(func.value) if isinstance(func, cst.Attribute) else ""
+        if name in _OPTIMIZERS or name.startswith("clip_grad_") or (owner or "").endswith("optim"):
+            return True
+        if name == "getattr" and n.args and (dotted(n.args[0].value) or "").endswith("optim"):
+            return True
+        if any(a.keyword is not None and a.keyword.value == "sparse" for a in n.args):
+            return True
+    return False
+
+
 MAX_FLIPS = 4
 
 
-def configurations(init: cst.FunctionDef, cls: str, code: Callable[[], str]) -> list[dict[str, Fact]]:
-    """Parameter facts to run `init` with: the defaults, then each bool option flipped
-    (`code` gives the class's source, read only when it has such options)."""
+def configurations(init: cst.FunctionDef, cls: str, klass: cst.ClassDef) -> list[dict[str, Fact]]:
+    """Parameter facts to run `init` with: the defaults, then each bool option flipped,
+    where the class acts on options (see `acts`)."""
     from .calls import literal_fact
     p = init.params
     defaults: dict[str, Fact] = {}
@@ -44,7 +65,7 @@ def configurations(init: cst.FunctionDef, cls: str, code: Callable[[], str]) -> 
             Evidence.at(param, f"the default `{name}={shown}` of `{cls}`"),))
         if isinstance(value, bool):
             options.append((param, value))
-    if not defaults or not ACTS.search(code()):
+    if not defaults or not acts(klass):
         return []
     found = [defaults]
     if options:

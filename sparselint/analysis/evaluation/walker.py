@@ -24,7 +24,7 @@ from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scal
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
-from ..options import ACTS as OPTION_ACTS, configurations
+from ..options import acts as option_acts, configurations
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -195,7 +195,7 @@ class Walker:
         api = self.classes.get(node.name.value) is node and not node.name.value.startswith("_")
         configs: list = [{}]  # first with nothing known of what the constructor is passed
         if api and init is not None and self.ctx.public_module:
-            configs += configurations(init, node.name.value, lambda: self.ctx.code(node))
+            configs += configurations(init, node.name.value, node)
         for config in configs:
             self_facts = dict(base)
             if init is not None:
@@ -488,11 +488,11 @@ class Walker:
 
     def _has_options(self, node: cst.FunctionDef) -> bool:
         """Whether an entry point has keyword defaults or an annotated parameter, and code
-        that can act on them (see `options.ACTS`)."""
+        that can act on them (see `options.acts`)."""
         p = node.params
         if not any(x.default is not None or x.annotation is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params)):
             return False
-        return OPTION_ACTS.search(self.ctx.code(node)) is not None
+        return option_acts(node)
 
     def _entry_defaults(self, node: cst.FunctionDef, state: State, entry) -> None:
         """An entry point called without a keyword gets its literal default: a caller of

@@ -814,20 +814,24 @@ def nodes_under(root: ast.AST):
     operators, without its per-field generators (a scan of every file's tree that asks
     whether some node is there, or what names it reads)."""
     stack = [root]
-    fields = _CHILD_FIELDS
     while stack:
         node = stack.pop()
         yield node
-        kind = type(node)
-        names = fields.get(kind)
-        if names is None:
-            names = fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
-        for name in names:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                stack.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        push_children(node, stack)
+
+
+def push_children(node: ast.AST, stack: list) -> None:
+    """`ast.iter_child_nodes` without its generator and per-field checks, onto a stack."""
+    kind = type(node)
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+    for name in names:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            stack.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            stack.append(value)
 
 
 def class_may_own_parameters(node: ast.ClassDef) -> bool:

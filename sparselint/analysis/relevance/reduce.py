@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...source import NEWLINE, split_lines
-from ..project.models import class_may_own_parameters, parse_python
+from ..project.models import class_may_own_parameters, parse_python, push_children as _push_children
 from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -65,25 +65,6 @@ class _Unit:
     rebinds: set[str] = field(default_factory=set)  # names a `global` statement in it declares
     # what its lambdas' bodies name (also in the sets above): code that runs where it is called
     lambda_words: set[str] = field(default_factory=set)
-
-
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_LEAVES = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
-
-
-def _push_children(node: ast.AST, stack: list) -> None:
-    """`ast.iter_child_nodes` without its generator and per-field checks: the summaries
-    walk every node of every file that passes the prefilter."""
-    kind = type(node)
-    names = _CHILD_FIELDS.get(kind)
-    if names is None:
-        names = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAVES)
-    for name in names:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            stack.extend(v for v in value if isinstance(v, ast.AST))
-        elif isinstance(value, ast.AST):
-            stack.append(value)
 
 
 def _module_words(dotted_name: str) -> list[str]:

@@ -234,13 +234,18 @@ def test_a_file_out_of_time_keeps_the_findings_already_made(tmp_path):
     assert codes(full) == ["SPL001"] * 601
     # a budget spent while findings are being made, as measured on this machine: about
     # half of the time goes to parsing and inference before the first finding, and the
-    # collection of the file's garbage at its end (a tenth or more) is no part of its check
-    budget = max(0.2, 0.7 * (cpu - startup))
-    r, _ = _run_measured(["--file-timeout", f"{budget:.2f}", str(tmp_path / "m.py")])
-    no_traceback(r)
-    found = codes(r)
+    # collection of the file's garbage at its end (a tenth or more) is no part of its check.
+    # CPU time still varies with the load of the machine between two runs: a budget that
+    # missed the window (all found, or none yet) is tried again a little off.
+    for share in (0.7, 0.6, 0.8, 0.65):
+        budget = max(0.2, share * (cpu - startup))
+        r, _ = _run_measured(["--file-timeout", f"{budget:.2f}", str(tmp_path / "m.py")])
+        no_traceback(r)
+        found = codes(r)
+        if found.count("SPL905") == 1 and 1 <= found.count("SPL001") < 601:
+            break
     assert found.count("SPL905") == 1 and "not checked to the end" in r.stdout, r.stdout[-500:]
-    assert 1 <= found.count("SPL001") <= 601, (budget, r.stdout[-500:])
+    assert 1 <= found.count("SPL001") < 601, (budget, r.stdout[-500:])
 
 
 def test_the_time_budget_is_cpu_time_not_wall_clock(tmp_path):

@@ -45,26 +45,26 @@ def acts(node: cst.CSTNode) -> bool:
 MAX_FLIPS = 4
 
 
+def literal_defaults(func: cst.FunctionDef, says) -> dict[str, Fact]:
+    """Parameter name -> the fact of its literal default (`sparse=True`, `lr=0.01`), each with
+    evidence `says(name, shown value)` at the parameter."""
+    from .calls import literal_fact
+    p = func.params
+    found: dict[str, Fact] = {}
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        fact = literal_fact(param.default) if param.default is not None else None
+        if isinstance(fact, (Const, Scalar)):
+            name = param.name.value
+            found[name] = type(fact)(value=fact.value, evidence=(Evidence.at(param, says(name, repr(fact.value))),))
+    return found
+
+
 def configurations(init: cst.FunctionDef, cls: str, klass: cst.ClassDef) -> list[dict[str, Fact]]:
     """Parameter facts to run `init` with: the defaults, then each bool option flipped,
     where the class acts on options (see `acts`)."""
-    from .calls import literal_fact
-    p = init.params
-    defaults: dict[str, Fact] = {}
-    options: list[tuple[cst.Param, bool]] = []
-    for param in (*p.params, *p.kwonly_params):
-        if param.default is None:
-            continue
-        fact = literal_fact(param.default)
-        if not isinstance(fact, (Const, Scalar)):
-            continue
-        name = param.name.value
-        value = fact.value
-        shown = repr(value) if isinstance(value, str) else value
-        defaults[name] = type(fact)(value=value, evidence=(
-            Evidence.at(param, f"the default `{name}={shown}` of `{cls}`"),))
-        if isinstance(value, bool):
-            options.append((param, value))
+    defaults = literal_defaults(init, lambda name, shown: f"the default `{name}={shown}` of `{cls}`")
+    params = {x.name.value: x for x in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
+    options = [(params[name], fact.value) for name, fact in defaults.items() if isinstance(fact.value, bool)]
     if not defaults or not acts(klass):
         return []
     found = [defaults]

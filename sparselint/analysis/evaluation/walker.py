@@ -24,7 +24,7 @@ from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scal
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
-from ..options import acts as option_acts, configurations
+from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
 from .exceptions import ExceptionClasses
@@ -497,17 +497,10 @@ class Walker:
     def _entry_defaults(self, node: cst.FunctionDef, state: State, entry) -> None:
         """An entry point called without a keyword gets its literal default: a caller of
         `fit(optimizer="Adam")` who passes nothing runs with Adam."""
-        from ..calls import literal_fact
-        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
-            name = p.name.value
-            if p.default is None or name in state.env:
-                continue
-            fact = literal_fact(p.default)
-            if isinstance(fact, (Const, Scalar)):
-                shown = repr(fact.value)
-                state.env[name] = replace(fact, evidence=(
-                    Evidence.at(p, f"the default `{name}={shown}` of `{entry.function}()`, what a caller who "
-                                   "passes nothing gets"),))
+        says = (lambda name, shown: f"the default `{name}={shown}` of `{entry.function}()`, what a caller who "
+                                    "passes nothing gets")
+        for name, fact in literal_defaults(node, says).items():
+            state.env.setdefault(name, fact)
 
     def _default_configs(self, node: cst.FunctionDef, state: State, inference) -> None:
         """`def train(cfg: Config)` as an entry point: a user may pass `Config()`, so the

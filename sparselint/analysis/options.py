@@ -16,11 +16,13 @@ import libcst as cst
 from ..diagnostics import Evidence
 from .cst.names import dotted
 from .cst.tree import walk
+from .torchops import torchapi as api
 from .evaluation.facts import Const, Fact, Scalar
 
-# what an option can lead to: an optimizer built, gradients clipped, a `sparse=` choice
-_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "SparseAdam", "SGD", "RMSprop", "Adagrad", "Adadelta", "NAdam",
-                         "RAdam", "ASGD", "Rprop", "LBFGS"})
+# what an option can lead to: an optimizer built (those the rules' tables know), gradients
+# clipped, a `sparse=` choice
+_OPTIMIZERS = frozenset({*api.REJECTS_SPARSE_GRADS, *api.FUSED_REJECTS_SPARSE_GRADS, *api.WEIGHT_DECAY_WITH_SPARSE,
+                         *api.SPARSE_PARAMETER_ERRORS})
 
 
 def acts(node: cst.CSTNode) -> bool:

@@ -1,0 +1,24 @@
+"""What a Session installs into torch (imports torch). Each check is a module of
+`sparselint.runtime.checks` that installs itself and returns how to undo it."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+
+class Installed:
+    def __init__(self, undo):
+        self._undo = undo
+
+    def uninstall(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+
+
+def install(session) -> Installed:
+    from . import checks
+    undo = []
+    for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{checks.__name__}.{info.name}")
+        undo.append(module.install(session))
+    return Installed(undo)

@@ -1,0 +1,107 @@
+"""A recording session: what is installed into torch while a program runs, and what it saw."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from ..diagnostics import Diagnostic, Evidence
+
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class _Seen:
+    diagnostic: Diagnostic
+    count: int = 1
+    raised: bool = False
+
+
+class Session:
+    """Records hazards while installed, as Diagnostics keyed by (code, place): a hazard seen
+    a thousand times in a training loop is one finding with a count."""
+
+    def __init__(self, root: Optional[str] = None):
+        self.root = os.path.abspath(root or os.getcwd())
+        self._seen: dict[tuple, _Seen] = {}
+        self._lock = threading.Lock()
+        self._installed = None
+
+    def __enter__(self) -> "Session":
+        from . import hooks  # imports torch
+        self._installed = hooks.install(self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._installed is not None:
+            self._installed.uninstall()
+            self._installed = None
+        return False
+
+    def record(self, code: str, message: str, *, frame=None, when: str = "",
+               evidence: tuple[Evidence, ...] = (), suggestion: str = "", raised: bool = False) -> None:
+        """One sighting of hazard `code`, placed at `frame` (default: the user's frame that
+        is running now, the first outside torch and sparselint)."""
+        frame = frame or user_frame()
+        if frame is None:
+            return
+        path, line, column, end_line, end_column = _position(frame)
+        diagnostic = Diagnostic(code, rule_name(code), message, path, line, column, end_line, end_column,
+                                evidence=tuple(evidence), suggestion=suggestion, when=when)
+        key = (code, path, line, column)
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen is None:
+                self._seen[key] = _Seen(diagnostic, raised=raised)
+            else:
+                seen.count += 1
+                seen.raised = seen.raised or raised
+
+    def findings(self) -> list[Diagnostic]:
+        with self._lock:
+            found = [s.diagnostic for s in self._seen.values()]
+        return sorted(found, key=Diagnostic.sort_key)
+
+    def counts(self) -> dict[tuple, tuple[int, bool]]:
+        """(code, path, line, column) -> (times seen, whether it raised)."""
+        with self._lock:
+            return {k: (s.count, s.raised) for k, s in self._seen.items()}
+
+
+def rule_name(code: str) -> str:
+    from ..rule import rule_index
+    return dict(rule_index()).get(code, "")
+
+
+def _is_ours_or_torch(filename: str) -> bool:
+    if filename.startswith("<") and not filename.startswith("<ipython"):
+        return True
+    path = os.path.abspath(filename)
+    if path.startswith(_OWN_DIR + os.sep):
+        return True
+    torch = sys.modules.get("torch")
+    torch_dir = os.path.dirname(getattr(torch, "__file__", "") or "") if torch else ""
+    return bool(torch_dir) and path.startswith(torch_dir + os.sep)
+
+
+def user_frame(start=None):
+    """The innermost frame of the user's code: the first outside torch and sparselint."""
+    frame = start or sys._getframe(1)
+    while frame is not None and _is_ours_or_torch(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _position(frame) -> tuple[str, int, int, int, int]:
+    path = os.path.abspath(frame.f_code.co_filename)
+    line = frame.f_lineno
+    start_col, end_line, end_col = 0, line, 0
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        if positions[0] == line and positions[2] is not None:
+            start_col, end_line, end_col = positions[2], positions[1] or line, positions[3] or 0
+    except (AttributeError, IndexError):
+        pass
+    return path, line, start_col + 1, end_line, end_col + 1

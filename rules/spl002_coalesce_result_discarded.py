@@ -25,9 +25,19 @@ emb.weight.grad.values().clamp_(-1, 1)
 ## Fix safety
 Safe where the fix can only do what the statement was written to do: `x.coalesce()` becomes
 `x = x.coalesce()` for a name `x` that is local where the statement runs (a module-level
-name at module level, a parameter or a local in a function), and `p.grad.coalesce()` becomes
-`p.grad = p.grad.coalesce()`. Coalescing sums duplicate entries, which does not change the
-tensor they represent; only the layout of its entries changes, as the author asked.
+name at module level, a parameter or a local in a function) and known not to be a leaf that
+requires grad, and `p.grad.coalesce()` becomes `p.grad = p.grad.coalesce()`. Coalescing sums
+duplicate entries, which does not change the tensor they represent; only the layout of its
+entries changes, as the author asked.
+
+Where nothing says whether `x` requires grad (a value from a file, a caller's argument), the
+same fix is unsafe: were `x` a leaf, the fixed code would rebind the name to a graph node.
+
+No fix is offered for a name bound to a leaf that requires grad or to an `nn.Parameter`:
+after `w = w.coalesce()`, `w` is no longer the leaf, so `torch.optim.SGD([w])` raises
+`ValueError: can't optimize a non-leaf Tensor` and `w.grad` stays `None` after backward.
+Such a tensor is coalesced in place of its data, under `torch.no_grad()`:
+`w.data = w.data.coalesce()`.
 
 No fix is offered:
 - for a name a function reads from the module without a `global` statement: assigning it
@@ -54,6 +64,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.analysis.cst.names import dotted
+from sparselint.analysis.evaluation.facts import LEAF, NOGRAD, NONLEAF
 from sparselint.rule import Rule
 from sparselint.analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 
@@ -99,7 +110,14 @@ class CoalesceResultDiscarded(Rule):
         if isinstance(receiver, cst.Name) and ctx.outer_name(receiver.value):
             suggestion = (f"coalesce `{what}` where it is built, or declare `global {what}` before "
                           f"`{what} = {what}.coalesce()` (assigning it here makes it a local of the function)")
-        elif isinstance(receiver, cst.Name) or (_is_grad(receiver) and dotted(receiver) is not None):
+        elif isinstance(receiver, cst.Name) and t is not None and (t.parameter or t.grad == LEAF):
+            # rebinding a leaf to its coalesced copy makes the name a graph node: an optimizer
+            # built over it raises, and its `.grad` stays None
+            suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"
+        elif isinstance(receiver, cst.Name):
+            known_no_leaf = t is not None and t.grad in (NOGRAD, NONLEAF)
+            fix = ctx.make_fix(self, [ctx.insert_before(node.value, f"{what} = ")], safe=known_no_leaf)
+        elif _is_grad(receiver) and dotted(receiver) is not None:
             fix = ctx.make_fix(self, [ctx.insert_before(node.value, f"{what} = ")], safe=True)
         elif t is not None and t.parameter:
             suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"

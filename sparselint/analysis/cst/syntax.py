@@ -221,12 +221,12 @@ def sparse_embedding_weights(stmts: list, qualify: Callable) -> dict[str, cst.Ca
     counts: dict[str, int] = {}
     assigned_names(stmts, attributes=True, count=counts)
     found = {p: c for p, c in found.items() if counts.get(p.split(".")[0], 0) <= 1 and counts.get(p, 0) <= 1}
-    for path in _read_with_grad(stmts, set(found), weights, qualify):
+    for path in read_with_grad(stmts, set(found), weights, qualify):
         found.pop(path, None)
     return found
 
 
-def _read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) -> set:
+def read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) -> set:
     """Of these paths, those read anywhere in the statements (nested functions included)
     other than at the nodes `allowed`, as an assignment target, through a gradless
     attribute, or as an argument of a gradless call."""

@@ -149,6 +149,13 @@ class Context:
             return None
         return calls.autograd_function(call, self.state)
 
+    def backward_gradients(self, call: cst.Call):
+        """What the `backward` of the custom autograd function `Fn.apply(...)` returns for
+        this call, one gradient per input (an `Items` fact, or one fact for a single input),
+        when the engine ran it; None otherwise."""
+        calls = getattr(self.inference, "calls", None)
+        return calls.gradients(call) if calls is not None else None
+
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The torch name an expression means, also through a name that holds a torch class
         or a `functools.partial` of one."""

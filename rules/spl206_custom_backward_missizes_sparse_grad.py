@@ -49,12 +49,12 @@ No fix: the gradient of a custom function is the author's mathematics.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
-from sparselint.analysis.evaluation.facts import Items, Tensor
+from sparselint.analysis.evaluation.facts import Tensor
 from sparselint.rule import Rule
+
+from ._common import per_input
 
 
 class CustomBackwardMissizesSparseGrad(Rule):
@@ -92,7 +92,7 @@ class CustomBackwardMissizesSparseGrad(Rule):
             return
         if any(a.star or a.keyword is not None for a in node.args) or ctx.autograd_function(node) is None:
             return
-        gradients = _per_input(ctx.backward_gradients(node), len(node.args))
+        gradients = per_input(ctx.backward_gradients(node), len(node.args))
         if gradients is None:
             return
         for k, (arg, grad) in enumerate(zip(node.args, gradients)):
@@ -114,17 +114,6 @@ class CustomBackwardMissizesSparseGrad(Rule):
                        suggestion=f"return a gradient shaped like `{what}` (a sparse tensor on its indices), or "
                                   f"pass `{what}.detach()` if it is not meant to train")
             return
-
-
-def _per_input(returned, count: int) -> Optional[tuple]:
-    """The gradient `backward` returns for each of `count` inputs, when known by position."""
-    if isinstance(returned, Items):
-        if not returned.counted or returned.kind == "generator" or len(returned.items) != count:
-            return None
-        return returned.items
-    if count == 1 and isinstance(returned, Tensor):
-        return (returned,)
-    return None
 
 
 def _expandable(shape: tuple, target: tuple) -> bool:

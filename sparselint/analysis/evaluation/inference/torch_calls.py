@@ -49,9 +49,15 @@ class TorchCalls:
                 if coalesced is False:
                     text += " without `is_coalesced=True`, so it is uncoalesced"
             ev = (vt.evidence if vt is not None and grad == NONLEAF else ())
+            indices = arg(node, 0, "indices") if layout == "coo" else None
+            it = self.tensor(indices, state) if indices is not None else None
             t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev,
-                       shape=self._size(arg(node, values_at + 1, "size"), state))
+                       shape=self._size(arg(node, values_at + 1, "size"), state),
+                       repeats_duplicates=it is not None and it.uncoalesced_indices)
             t = t.why(where, text + (f"; {how}" if how else ""))
+            if t.repeats_duplicates:
+                t = t.why(where, "built on the `_indices()` of an uncoalesced tensor: one entry for each of its "
+                                 "duplicates")
             return t
         if q in api.DATA_FACTORIES:
             data_node = arg(node, 0, "data")
@@ -270,7 +276,8 @@ class TorchCalls:
                 t = replace(t, values_of=r)
             return t
         if method in api.PRIVATE_ACCESSORS:
-            return Tensor(layout="strided", grad=NOGRAD, origin="private-values")
+            return Tensor(layout="strided", grad=NOGRAD, origin="private-values",
+                          uncoalesced_indices=method == "_indices" and r.is_coo and r.coalesced is False)
         if method in api.LAYOUT_PRESERVING:
             coalesced = r.coalesced if method in api.COALESCE_PRESERVING else None
             if method in api.MAYBE_SELF and r.grad == LEAF:

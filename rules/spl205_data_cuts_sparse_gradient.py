@@ -72,6 +72,11 @@ class DataCutsSparseGradient(Rule):
         "import torch\nw = torch.nn.Parameter(torch.ones(2))\n"
         "adj = torch.sparse_coo_tensor(i, w.data, (2, 2))\n"
         "(torch.sparse.sum(adj) + w.sum()).backward()\n",
+        # a global parameter that another function puts into the loss
+        "import torch\nW = torch.nn.Parameter(torch.ones(2))\nx = torch.ones(2, 2, requires_grad=True)\n"
+        "def adjacency():\n    return torch.sparse_coo_tensor(i, W.data, (2, 2))\n"
+        "def penalty():\n    return W.pow(2).sum()\n"
+        "(torch.sparse.mm(adjacency(), x).sum() + penalty()).backward()\n",
         # shown, not computed with
         "import torch\nw = torch.nn.Parameter(torch.ones(2))\nadj = torch.sparse_coo_tensor(i, w, (2, 2))\n"
         "print(adj.data)\ntorch.sparse.sum(adj).backward()\n",

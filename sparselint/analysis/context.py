@@ -298,13 +298,13 @@ class Context:
         """The tensor this name or attribute path spells is read somewhere else in this scope
         in a way that can carry its gradient: not through `.data`, `.grad`, `.detach()` or a
         shape read, not as an optimizer's argument or an assignment target. An attribute path
-        (`self.weight`) is looked for in the whole module, where other methods read it. True
-        when the expression is not a path."""
+        (`self.weight`), or a name the function reads from outside, is looked for in the whole
+        module, where other functions read it. True when the expression is not a path."""
         path = dotted(node)
         scope = self.scope.node if self.scope is not None else None
         if not path or scope is None:
             return True
-        if "." in path or isinstance(scope, cst.Module):
+        if "." in path or isinstance(scope, cst.Module) or self.outer_name(path):
             stmts = list(self.module.body)
         elif isinstance(scope.body, cst.IndentedBlock):
             stmts = list(scope.body.body)

@@ -59,7 +59,7 @@ _REPORTING_METHODS = frozenset({"info", "debug", "warning", "log", "append", "wr
 class DataCutsSparseGradient(Rule):
     code = "SPL205"
     name = "data-cuts-sparse-gradient"
-    error = "no error: the values behind `.data` get no gradient and never train"
+    error = "no error: the values read through .data get no gradient and never train"
     when = "silent"
     hazards = ("beyond-catalog",)
     torch_versions = ("2.13.0",)

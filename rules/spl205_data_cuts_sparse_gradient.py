@@ -116,8 +116,11 @@ class DataCutsSparseGradient(Rule):
 
 
 def _constructor_taking(ctx, node: cst.BaseExpression) -> Optional[cst.Call]:
-    """The sparse constructor call that takes this expression as its values, if any."""
+    """The sparse constructor call that takes this expression, or arithmetic on it, as its
+    values, if any."""
     arg = ctx.parent(node)
+    while isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)):
+        arg = ctx.parent(arg)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
     if not isinstance(call, cst.Call) or arg.star:
         return None

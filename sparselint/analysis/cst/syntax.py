@@ -174,7 +174,9 @@ def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
 
 # Reads of a tensor that give it no gradient: `W.grad`, `W.shape`, `W.detach()`.
 _GRADLESS_ATTRIBUTES = frozenset({"grad", "data", "shape", "dtype", "device", "requires_grad", "is_leaf", "is_sparse",
-                                  "layout", "size", "numel", "nelement", "dim", "ndim", "detach", "element_size"})
+                                  "layout", "size", "numel", "nelement", "dim", "ndim", "detach", "element_size",
+                                  "indices", "_indices", "crow_indices", "col_indices", "ccol_indices", "row_indices",
+                                  "is_coalesced", "sparse_dim", "dense_dim", "_nnz"})
 # Calls whose arguments get no gradient from the call: building an optimizer, initialising
 # or clipping in place.
 _GRADLESS_CALLS = ("torch.optim.", "torch.nn.init.", "torch.nn.utils.clip_grad")

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint.analysis.evaluation.facts import Tensor
+from sparselint.analysis.evaluation.facts import Items, Tensor
 from sparselint.analysis.cst.names import dotted
 
 WRITES = frozenset({"inplace", "item-assign", "item-augassign", "augassign"})
@@ -108,3 +108,15 @@ def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CS
     if replace_node is not receiver:
         edits.append(ctx.replace(replace_node, receiver))
     return ctx.make_fix(rule, edits, safe=True, title=title)
+
+
+def per_input(returned, count: int) -> Optional[tuple]:
+    """The gradient a custom `backward` returned for each of `count` inputs (what
+    `ctx.backward_gradients(call)` gives), when known by position."""
+    if isinstance(returned, Items):
+        if not returned.counted or returned.kind == "generator" or len(returned.items) != count:
+            return None
+        return returned.items
+    if count == 1 and isinstance(returned, Tensor):
+        return (returned,)
+    return None

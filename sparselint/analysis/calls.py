@@ -23,7 +23,7 @@ import libcst as cst
 
 from ..diagnostics import Evidence
 from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of,
-                               with_evidence)
+                               with_evidence, NOGRAD)
 from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameters_of
@@ -56,6 +56,9 @@ class Outcome:
     saved: dict[str, Evidence] = field(default_factory=dict)
     # the callee runs backward: nothing saved before the call is still waiting for one
     backward: bool = False
+    # `Fn.apply(...)` of a custom autograd function: what its `backward` returns, one
+    # gradient per input, run with this call's context and incoming gradient
+    gradients: Optional[Fact] = None
 
 
 @dataclass
@@ -1287,11 +1290,12 @@ class Calls:
                 self.walker.silent -= silent
         if result is None:
             return None
+        gradients = None
         if target.backward is not None and (self.walker.ctx.backward_follows(site) or inf.entry is not None):
             # autograd runs it only when a backward comes after the call; a public function
             # of a library applying it is called by training code that does
-            self._run_backward(target, result, call, state)
-        outcome = Outcome()
+            gradients = self._run_backward(target, result, call, state)
+        outcome = Outcome(gradients=gradients)
         if result.untracked:
             # whatever the call was given may have changed in ways not followed: forget it
             for arg in call.args:
@@ -1441,11 +1445,18 @@ class Calls:
             return None
         return target.node, target.backward
 
-    def _run_backward(self, target: _Target, forward: _Result, call: cst.Call, state) -> None:
+    def gradients(self, call: cst.Call) -> Optional[Fact]:
+        """What the `backward` of the custom autograd function `Fn.apply(...)` returns for
+        this call (one gradient per input), when it was run."""
+        outcome = self.outcomes.get(call)
+        return outcome.gradients if outcome is not None else None
+
+    def _run_backward(self, target: _Target, forward: _Result, call: cst.Call, state) -> Optional[Fact]:
         """The `backward` of a custom autograd function, with its context holding what
         `forward` stored on it (`ctx.save_for_backward(t)` read back as `ctx.saved_tensors`,
-        `ctx.scale = ...`) and which inputs need a gradient (`ctx.needs_input_grad`). Autograd
-        runs it without grad, as `loss.backward()` does."""
+        `ctx.scale = ...`) and which inputs need a gradient (`ctx.needs_input_grad`), and the
+        incoming gradient of a single dense output shaped like that output. Autograd runs it
+        without grad, as `loss.backward()` does. What it returns."""
         from .torchops.torchapi import AUTOGRAD_CTX
         first = [*target.node.params.posonly_params, *target.node.params.params][0].name.value
         prefix = first + "."
@@ -1457,10 +1468,17 @@ class Calls:
         ctx_fact = Instance(cls=AUTOGRAD_CTX, attrs=attrs)
         params = [*target.backward.params.posonly_params, *target.backward.params.params]
         if not params or not _relevant(ctx_fact) or target.backward in _ACTIVE or len(_ACTIVE) >= MAX_DEPTH:
-            return
+            return None
+        bound: dict[str, Fact] = {params[0].name.value: ctx_fact}
+        out = forward.returned
+        if len(params) == 2 and isinstance(out, Tensor) and out.layout == "strided" and out.shape is not None:
+            bound[params[1].name.value] = Tensor(layout="strided", grad=NOGRAD, shape=out.shape, origin="grad-output",
+                                                 evidence=(Evidence.at(call, f"the gradient of its output, shaped "
+                                                                             f"{list(out.shape)} like it"),))
         inf = self.walker.ctx.inference
         outer = state.env if inf is self.walker.module_inference else inf.outer
-        self._analyse(target.backward, {params[0].name.value: ctx_fact}, outer, grad=False)
+        result = self._analyse(target.backward, bound, outer, grad=False)
+        return result.returned if result is not None else None
 
     def _needs_input_grad(self, call: cst.Call, state) -> Optional[Items]:
         """`ctx.needs_input_grad` of `Fn.apply(...)`: whether each input requires grad, where

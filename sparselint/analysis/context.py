@@ -15,7 +15,7 @@ from .cst.tree import Order
 from .entry import caller_key
 from .. import notebook
 from .cst.syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
-                     reads_of)
+                     read_with_grad, reads_of)
 
 # In-place methods that do not write the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
@@ -148,6 +148,13 @@ class Context:
         if calls is None or self.state is None:
             return None
         return calls.autograd_function(call, self.state)
+
+    def backward_gradients(self, call: cst.Call):
+        """What the `backward` of the custom autograd function `Fn.apply(...)` returns for
+        this call, one gradient per input (an `Items` fact, or one fact for a single input),
+        when the engine ran it; None otherwise."""
+        calls = getattr(self.inference, "calls", None)
+        return calls.gradients(call) if calls is not None else None
 
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The torch name an expression means, also through a name that holds a torch class
@@ -286,6 +293,24 @@ class Context:
         body = node.body if isinstance(node, cst.Module) else getattr(node.body, "body", ())
         last = self.span(self.statement or self.line_node)[2]
         return [use for use in reads_of(body, name) if self.position(use[0])[0] > last]
+
+    def read_with_grad_elsewhere(self, node: cst.BaseExpression) -> bool:
+        """The tensor this name or attribute path spells is read somewhere else in this scope
+        in a way that can carry its gradient: not through `.data`, `.grad`, `.detach()` or a
+        shape read, not as an optimizer's argument or an assignment target. An attribute path
+        (`self.weight`), or a name the function reads from outside, is looked for in the whole
+        module, where other functions read it. True when the expression is not a path."""
+        path = dotted(node)
+        scope = self.scope.node if self.scope is not None else None
+        if not path or scope is None:
+            return True
+        if "." in path or isinstance(scope, cst.Module) or self.outer_name(path):
+            stmts = list(self.module.body)
+        elif isinstance(scope.body, cst.IndentedBlock):
+            stmts = list(scope.body.body)
+        else:
+            return True
+        return bool(read_with_grad(stmts, {path}, {id(node)}, self.names.qualify))
 
     def displayed(self, stmt: cst.CSTNode) -> bool:
         """This expression statement's value is shown, not discarded: it is the last

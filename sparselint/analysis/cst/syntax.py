@@ -174,7 +174,9 @@ def operand_names(node: cst.CSTNode, skip_block=None) -> list[cst.Name]:
 
 # Reads of a tensor that give it no gradient: `W.grad`, `W.shape`, `W.detach()`.
 _GRADLESS_ATTRIBUTES = frozenset({"grad", "data", "shape", "dtype", "device", "requires_grad", "is_leaf", "is_sparse",
-                                  "layout", "size", "numel", "nelement", "dim", "ndim", "detach", "element_size"})
+                                  "layout", "size", "numel", "nelement", "dim", "ndim", "detach", "element_size",
+                                  "indices", "_indices", "crow_indices", "col_indices", "ccol_indices", "row_indices",
+                                  "is_coalesced", "sparse_dim", "dense_dim", "_nnz"})
 # Calls whose arguments get no gradient from the call: building an optimizer, initialising
 # or clipping in place.
 _GRADLESS_CALLS = ("torch.optim.", "torch.nn.init.", "torch.nn.utils.clip_grad")
@@ -221,12 +223,12 @@ def sparse_embedding_weights(stmts: list, qualify: Callable) -> dict[str, cst.Ca
     counts: dict[str, int] = {}
     assigned_names(stmts, attributes=True, count=counts)
     found = {p: c for p, c in found.items() if counts.get(p.split(".")[0], 0) <= 1 and counts.get(p, 0) <= 1}
-    for path in _read_with_grad(stmts, set(found), weights, qualify):
+    for path in read_with_grad(stmts, set(found), weights, qualify):
         found.pop(path, None)
     return found
 
 
-def _read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) -> set:
+def read_with_grad(stmts: list, paths: set, allowed: set, qualify: Callable) -> set:
     """Of these paths, those read anywhere in the statements (nested functions included)
     other than at the nodes `allowed`, as an assignment target, through a gradless
     attribute, or as an argument of a gradless call."""

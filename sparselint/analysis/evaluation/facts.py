@@ -45,6 +45,10 @@ class Tensor:
     # the sparse tensor whose `.values()` this is: the same storage, so an in-place write
     # here (`vals = s.values(); vals.mul_(2)`) is a write to `s.values()`
     values_of: Optional["Tensor"] = None
+    # `_indices()` of an uncoalesced COO tensor: its entries, duplicates included
+    uncoalesced_indices: bool = False
+    # a COO tensor built on such indices: one entry for each of those duplicates
+    repeats_duplicates: bool = False
     # a parameter of a public function whose own code admits this state for what callers
     # pass: (function, parameter, the test that admits it)
     admitted: Optional[tuple] = field(default=None, compare=False)

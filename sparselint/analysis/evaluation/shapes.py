@@ -100,3 +100,10 @@ def flat(value):
             yield from flat(v)
     else:
         yield value
+
+
+def matmul_shape(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
+    """The shape of the product of two matrices of these shapes, when both are known and agree."""
+    if a is None or b is None or len(a) != 2 or len(b) != 2 or a[1] != b[0]:
+        return None
+    return (a[0], b[1])

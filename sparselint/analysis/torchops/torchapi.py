@@ -112,6 +112,11 @@ COALESCE_PRESERVING = frozenset({"clone", "float", "double", "half", "bfloat16",
 # Of these, the ones that return `self` when nothing changes (so a leaf may stay a leaf).
 MAYBE_SELF = frozenset({"float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as", "contiguous"})
 DETACHING = frozenset({"detach", "detach_"})
+# Methods whose result has the shape of the tensor they are called on.
+SHAPE_KEEPING = frozenset({"coalesce", "to_dense", "clone", "detach", "float", "double", "half", "bfloat16",
+                           "contiguous", "cpu", "requires_grad_", "relu", "abs", "neg", "sign", "sqrt", "square"})
+# Products of two matrices, `(n, k) x (k, m) -> (n, m)`, as `@` is.
+MATRIX_PRODUCTS = frozenset({"torch.sparse.mm", "torch.mm", "torch.spmm", "torch.smm"})
 VALUE_ACCESSORS = frozenset({"values", "indices", "crow_indices", "col_indices", "ccol_indices", "row_indices"})
 PRIVATE_ACCESSORS = frozenset({"_values", "_indices"})
 # In-place methods that add entries to a sparse COO tensor, leaving it uncoalesced.

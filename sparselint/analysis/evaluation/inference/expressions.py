@@ -317,7 +317,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             if lt is None:
                 return None
             layout = "strided" if rt is not None and rt.layout == "strided" else None
-            return self._derived(lt, layout, None, [lt, rt])
+            shape = shapes.matmul_shape(lt.shape, rt.shape) if rt is not None else None
+            return replace(self._derived(lt, layout, None, [lt, rt]), shape=shape)
         scalar_l = is_number(left) or isinstance(self.fact(left, state), Scalar)
         scalar_r = is_number(right) or isinstance(self.fact(right, state), Scalar)
         if scalar_l and scalar_r:

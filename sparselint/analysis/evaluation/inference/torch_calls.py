@@ -49,8 +49,15 @@ class TorchCalls:
                 if coalesced is False:
                     text += " without `is_coalesced=True`, so it is uncoalesced"
             ev = (vt.evidence if vt is not None and grad == NONLEAF else ())
-            t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev)
+            indices = arg(node, 0, "indices") if layout == "coo" else None
+            it = self.tensor(indices, state) if indices is not None else None
+            t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev,
+                       shape=self._size(arg(node, values_at + 1, "size"), state),
+                       repeats_duplicates=it is not None and it.uncoalesced_indices)
             t = t.why(where, text + (f"; {how}" if how else ""))
+            if t.repeats_duplicates:
+                t = t.why(where, "built on the `_indices()` of an uncoalesced tensor: one entry for each of its "
+                                 "duplicates")
             return t
         if q in api.DATA_FACTORIES:
             data_node = arg(node, 0, "data")
@@ -150,6 +157,8 @@ class TorchCalls:
                 return None
             layout = "strided" if bt is not None and bt.layout == "strided" else "coo" if bt is not None and bt.is_sparse and q.startswith("torch.sparse") else None
             t = self._derived(at or bt, layout, None, [at, bt])
+            if q in api.MATRIX_PRODUCTS and at is not None and bt is not None:
+                t = replace(t, shape=shapes.matmul_shape(at.shape, bt.shape))
             if layout == "coo" and at is not None and at.is_coo:
                 t = replace(t, coalesced=getattr(opcall.result_of(self._op_uses(node, state)), "coalesced", None))
             if layout == "coo" and at is not None and at.is_sparse:
@@ -202,7 +211,30 @@ class TorchCalls:
             return opcall.uses_of_augassign(node, tensor)
         return []
 
+    def _size(self, node: Optional[cst.BaseExpression], state: State) -> Optional[tuple]:
+        """A size written as a tuple or list of ints, or of names holding ints."""
+        if not isinstance(node, (cst.Tuple, cst.List)) or not node.elements:
+            return None
+        dims = []
+        for el in node.elements:
+            v = None if isinstance(el, cst.StarredElement) else self.value(el.value, state)
+            if not isinstance(v, int) or isinstance(v, bool):
+                return None
+            dims.append(v)
+        return tuple(dims)
+
     def _tensor_method(self, r: Tensor, method: str, node: cst.Call, state: State, where) -> Optional[Tensor]:
+        t = self._tensor_method_result(r, method, node, state, where)
+        if t is None or t.literal is not None or r.shape is None:
+            return t
+        if method in api.SHAPE_KEEPING:
+            return replace(t, shape=r.shape)
+        if method == "t" and not node.args and len(r.shape) == 2:
+            return replace(t, shape=(r.shape[1], r.shape[0]))
+        # any other method may change the shape: what it is is not known
+        return replace(t, shape=None) if t.shape is not None else t
+
+    def _tensor_method_result(self, r: Tensor, method: str, node: cst.Call, state: State, where) -> Optional[Tensor]:
         if r.literal is not None:
             value = self._literal_method(r.literal, method, node)
             if value is not None:
@@ -244,7 +276,8 @@ class TorchCalls:
                 t = replace(t, values_of=r)
             return t
         if method in api.PRIVATE_ACCESSORS:
-            return Tensor(layout="strided", grad=NOGRAD, origin="private-values")
+            return Tensor(layout="strided", grad=NOGRAD, origin="private-values",
+                          uncoalesced_indices=method == "_indices" and r.is_coo and r.coalesced is False)
         if method in api.LAYOUT_PRESERVING:
             coalesced = r.coalesced if method in api.COALESCE_PRESERVING else None
             if method in api.MAYBE_SELF and r.grad == LEAF:

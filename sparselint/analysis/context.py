@@ -1,7 +1,7 @@
 """What a rule may ask while the engine walks a file, and how it reports."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
 import libcst as cst
@@ -55,7 +55,7 @@ class Context:
         self._loop_backward: dict[cst.CSTNode, bool] = {}
         self._assigned: dict[cst.CSTNode, set[str]] = {}
         self._backward_in: dict = {}
-        self._seen: set = set()
+        self._seen: dict = {}  # finding key -> its index in self.diagnostics
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
         # names bound to functions of other project modules whose source holds a token
@@ -370,8 +370,15 @@ class Context:
         l1, c1, l2, c2 = self.span(node)
         key = (rule.code, l1, c1, l2, c2)
         if key in self._seen:
+            # the line runs in several contexts (its function called from here and from
+            # there): one edit serves them all, so it is only as safe as its least safe one
+            index = self._seen[key]
+            earlier = self.diagnostics[index]
+            shared = _shared_fix(earlier.fix, fix)
+            if shared is not earlier.fix:
+                self.diagnostics[index] = replace(earlier, fix=shared)
             return
-        self._seen.add(key)
+        self._seen[key] = len(self.diagnostics)
         self.diagnostics.append(Diagnostic(
             code=rule.code, name=rule.name, message=message, path=self.path,
             line=l1, column=c1, end_line=l2, end_column=c2,
@@ -380,3 +387,11 @@ class Context:
 
     def make_fix(self, rule, edits: Iterable[Edit], safe: bool, title: str = "") -> Fix:
         return Fix(title=title or rule.fix_title, edits=tuple(edits), safe=safe)
+
+
+def _shared_fix(a: Optional[Fix], b: Optional[Fix]) -> Optional[Fix]:
+    """The fix one finding seen in two contexts may keep: none where either context offered
+    none or they differ, unsafe where either is."""
+    if a is None or b is None or a.edits != b.edits:
+        return None
+    return a if a.safe <= b.safe else b

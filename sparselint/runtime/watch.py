@@ -35,7 +35,7 @@ class Watch:
         self.grads = WeakIdKeyDictionary()  # a `.grad` read (sparse, or of a sparse parameter) -> its parameter
         self.grad_maker = WeakIdKeyDictionary()  # parameter -> (place, what gives it sparse gradients)
         self.dense_grad = WeakIdKeyDictionary()  # sparse leaf -> where an op gave it a dense gradient
-        self.last_params = None
+        self.value_edits: list = []  # (place, sparse owner, accessor) of in-place edits of `.values()`
         self.modules = WeakIdKeyDictionary()  # sparse-gradient embedding module -> where it was built
         self._raised: list = []
 

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import torch
 
-from ..watch import evidence, here, inside, is_sparse
+from ..session import _is_ours_or_torch
+from ..watch import evidence, here, is_sparse
+from .raising import _COULD_NOT_RUN
 
 _KEY = "sparselint"
 _BACKWARD = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
 _INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__", "__setitem__", "__ipow__"}
 _COMPRESSED = (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
+
+
+# what backward says after an in-place edit of `.values()` of a sparse tensor in the graph
+_AFTER_VALUES_EDIT = ("Could not run 'aten::new_empty_strided'", "Sparse CSR tensors do not have strides",
+                      "unsupported operation: more than one element of the written-to tensor")
 
 
 def _inplace(func) -> bool:
@@ -30,11 +37,8 @@ def install(session):
     freq: list = []        # places of `nn.Embedding(sparse=True, scale_grad_by_freq=True)`
 
     def sparse_op(func, args, kwargs, result):
-        if _inplace(func) and is_sparse(args[0]):
-            t = args[0]
-            if t.requires_grad:
-                code = "SPL105" if t.grad_fn is not None and not (func.__name__ == "_coalesced_") else "SPL107"
-                edits.append((here(), code))
+        if _inplace(func) and is_sparse(args[0]) and func.__name__ != "_coalesced_":
+            edits.append((here(), "SPL105" if args[0].grad_fn is not None else "SPL107"))
         if func is torch.Tensor._values and args[0].requires_grad:
             cuts.append(here())
         node = getattr(result, "grad_fn", None) if isinstance(result, torch.Tensor) else None
@@ -51,7 +55,7 @@ def install(session):
         owner, accessor = watch.views[args[0]]
         if func is torch.Tensor.__getitem__ and isinstance(result, torch.Tensor):
             watch.views[result] = (owner, accessor)
-        elif _inplace(func) and (owner.requires_grad or args[0].requires_grad):
+        elif _inplace(func):
             edits.append((here(), "SPL104" if accessor == "_values" else "SPL107"))
             watch.value_edits.append((here(), owner, accessor))
 
@@ -61,6 +65,14 @@ def install(session):
     def failed(func, args, kwargs, exc):
         if func not in _BACKWARD:
             return False
+        inner = _inner_user_frame(exc)
+        if inner is not None:
+            found = _classify_inner(exc, inner)
+            if found is None:
+                return False
+            code, message = found
+            session.record(code, message, frame=inner, when="backward", raised=True)
+            return True
         found = _classify(exc, trail, edits, cuts, watch)
         if found is None:
             return False
@@ -73,6 +85,26 @@ def install(session):
     watch.on_before(_BACKWARD, start)
     watch.failed.insert(0, failed)
     return lambda: None
+
+
+def _inner_user_frame(exc):
+    """The user's code that autograd ran and that raised (a hook, a custom backward): torch
+    turns the mode off during `backward()`, so its calls were not seen one by one."""
+    tb, inner = exc.__traceback__, None
+    while tb is not None:
+        if not _is_ours_or_torch(tb.tb_frame.f_code.co_filename):
+            inner = tb.tb_frame
+        tb = tb.tb_next
+    return inner
+
+
+def _classify_inner(exc, frame):
+    text = str(exc)
+    if text.startswith(("Cannot get values on an uncoalesced tensor", "Cannot get indices on an uncoalesced tensor")):
+        return "SPL001", f"`.{text.split()[2]}()` on an uncoalesced sparse tensor raises (in code autograd runs)"
+    if _COULD_NOT_RUN.search(text) and frame.f_code.co_name != "backward":
+        return "SPL304", "a gradient hook applies an op that sparse gradients do not support"
+    return None
 
 
 def _watch_leaf_grads(watch, node, leaves, at):
@@ -109,7 +141,7 @@ def _classify(exc, trail, edits, cuts, watch):
             return None
         at, code = edits[-1]
         return code, "backward fails: a tensor it needs was edited in place", evidence(at, "the in-place edit")
-    if text.startswith(("Could not run 'aten::new_empty_strided'", "Sparse CSR tensors do not have strides")):
+    if text.startswith(_AFTER_VALUES_EDIT):
         value_edits = [e for e in watch.value_edits if e[2] == "values"]
         if value_edits:
             return "SPL101", "backward fails after an in-place edit of sparse values", \

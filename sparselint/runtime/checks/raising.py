@@ -20,6 +20,8 @@ _ACCESSORS = {torch.Tensor.values, torch.Tensor.indices, torch.Tensor._values, t
               torch.Tensor.row_indices}
 _CONSTRUCTORS = {torch.sparse_coo_tensor, torch.sparse_csr_tensor, torch.sparse_csc_tensor,
                  torch.sparse_compressed_tensor, torch.sparse_bsr_tensor, torch.sparse_bsc_tensor}
+_AFTER_VALUES_EDIT = ("Sparse CSR tensors do not have strides",
+                      "unsupported operation: more than one element of the written-to tensor")
 _CLIP = ("nn" + "/" + "utils" + "/" + "clip_grad.py",)
 
 
@@ -67,6 +69,9 @@ def install(session):
                 if text.startswith(prefix):
                     return record(exc, code, f"building the sparse tensor raises: {text.splitlines()[0]}")
             return False
+        if first is not None and first in watch.views and text.startswith(_AFTER_VALUES_EDIT):
+            return record(exc, "SPL101", "an in-place edit of the values of a sparse tensor in the graph raises",
+                          "build a new sparse tensor from edited values instead")
         if text.startswith("a view of a leaf Variable that requires grad is being used in an in-place operation"):
             if first is not None and first in watch.views:
                 return record(exc, "SPL102", "an in-place op on `.values()` of a sparse leaf that requires grad raises",

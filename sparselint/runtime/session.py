@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -10,6 +11,8 @@ from typing import Optional
 from ..diagnostics import Diagnostic, Evidence
 
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the standard library's frames (contextlib, functools, copy, runpy) are never the user's line
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"])
 
 
 @dataclass
@@ -93,6 +96,8 @@ def _is_ours_or_torch(filename: str) -> bool:
         return True
     path = os.path.abspath(filename)
     if path.startswith(_OWN_DIR + os.sep):
+        return True
+    if path.startswith(_STDLIB_DIR + os.sep) and os.sep + "site-packages" + os.sep not in path:
         return True
     torch = sys.modules.get("torch")
     torch_dir = os.path.dirname(getattr(torch, "__file__", "") or "") if torch else ""

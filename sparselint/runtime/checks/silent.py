@@ -12,11 +12,13 @@
 """
 from __future__ import annotations
 
+import dis
 import weakref
 
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
+from ..session import user_frame
 from ..watch import evidence, here, is_sparse
 
 # in-place ops that act on each stored entry alike whatever the duplicates: scaling a
@@ -33,6 +35,19 @@ def _inplace_name(func) -> str:
     if (name.endswith("_") and not name.endswith("__")) or name.startswith("__i") or name == "__setitem__":
         return name
     return ""
+
+
+def _augmented() -> bool:
+    """Whether the user's line is running an augmented assignment (`x *= 2`) right now."""
+    frame = user_frame()
+    if frame is None:
+        return True
+    try:
+        return dis.opname[frame.f_code.co_code[frame.f_lasti]] in ("BINARY_OP", "INPLACE_MULTIPLY",
+                                                                  "INPLACE_ADD", "INPLACE_SUBTRACT",
+                                                                  "INPLACE_TRUE_DIVIDE")
+    except (IndexError, AttributeError):
+        return True
 
 
 def _coalesced_indices(t) -> bool:
@@ -115,9 +130,13 @@ def install(session):
             return
         target = args[0]
         if datas and target in datas:
-            # `p.grad.data *= 2` goes on to assign the result back through `.data` (and torch
-            # shows it as `mul_`): judged at the next call, once any assignment is made
-            pending.append((datas[target], target, name, snapshots.pop(target, None), here()))
+            check = (datas[target], target, name, snapshots.pop(target, None), here())
+            if _augmented():
+                # `p.grad.data *= 2` goes on to assign the result back through `.data` (torch
+                # shows it as `mul_`): judged at the next call, once any assignment is made
+                pending.append(check)
+            else:
+                _data_edit(session, *check)
         if sources and target in sources:
             ref, at = sources[target]
             if ref() is not None:

@@ -1,6 +1,7 @@
 """A recording session: what is installed into torch while a program runs, and what it saw."""
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import sysconfig
@@ -117,9 +118,9 @@ def _position(frame) -> tuple[str, int, int, int, int]:
     line = frame.f_lineno
     start_col, end_line, end_col = 0, line, 0
     try:
-        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        positions = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
         if positions[0] == line and positions[2] is not None:
             start_col, end_line, end_col = positions[2], positions[1] or line, positions[3] or 0
-    except (AttributeError, IndexError):
+    except (AttributeError, IndexError, StopIteration):
         pass
     return path, line, start_col + 1, end_line, end_col + 1

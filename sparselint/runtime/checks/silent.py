@@ -9,6 +9,12 @@
 - SPL109: an in-place edit of a tensor that requires grad after a sparse tensor was built
   from it as its values (the sparse tensor's gradient uses the values before the edit);
 - SPL603: indices out of the size's bounds at construction (memory corruption follows).
+
+What a run does not see, at a cost it could pay: a `coalesce()` copy kept alive and never
+used is only judged when it dies (never, if it lives to the end); SPL109 is followed for
+values that are not leaves (a leaf's in-place edits are an optimizer's steps); SPL603 only
+for COO tensors built with an explicit size (without one, torch sizes them to fit); a
+per-entry edit through `.values()` cannot meet duplicates (`.values()` raises first, SPL001).
 """
 from __future__ import annotations
 
@@ -72,6 +78,7 @@ def install(session):
     sources = WeakIdKeyDictionary()  # values that require grad -> (weak ref to the sparse tensor, place)
     copies = WeakIdKeyDictionary()   # `coalesce()` copy -> its state (see `coalesced`)
     pending: list = []
+    unused = [0]  # `coalesce()` copies not used yet: only then does every call look for them
     snapshots = WeakIdKeyDictionary()  # `.data` about to be edited -> its values, and its tensor's, before
 
     def forced_flag(func, args, kwargs):
@@ -104,10 +111,13 @@ def install(session):
             return
         state = {"used": False, "edited": None, "at": here()}
         copies[result] = state
+        unused[0] += 1
         watch.follow = True
         source = weakref.ref(original)
 
         def died():
+            if not state["used"]:
+                unused[0] -= 1
             if source() is None:
                 return
             if state["edited"] is not None:
@@ -121,10 +131,11 @@ def install(session):
 
     def any_op(func, args, kwargs, result):
         # everything after the fact: uses of `coalesce()` copies, edits of `.data`, of values
-        if copies:
+        if unused[0]:
             for a in list(args) + list(kwargs.values()):
-                if isinstance(a, torch.Tensor) and a in copies:
+                if isinstance(a, torch.Tensor) and a in copies and not copies[a]["used"]:
                     copies[a]["used"] = True
+                    unused[0] -= 1
         name = _inplace_name(func)
         if not name or not args or not isinstance(args[0], torch.Tensor):
             return

@@ -1,8 +1,10 @@
 """A recording session: what is installed into torch while a program runs, and what it saw."""
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+import sysconfig
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -10,6 +12,8 @@ from typing import Optional
 from ..diagnostics import Diagnostic, Evidence
 
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the standard library's frames (contextlib, functools, copy, runpy) are never the user's line
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"])
 
 
 @dataclass
@@ -28,6 +32,9 @@ class Session:
         self._seen: dict[tuple, _Seen] = {}
         self._lock = threading.Lock()
         self._installed = None
+        # called after each new finding (not each sighting): a runner that must keep what was
+        # seen if the process dies (memory corruption, SPL603) saves the report there
+        self.on_new_finding = None
 
     def __enter__(self) -> "Session":
         from . import hooks  # imports torch
@@ -41,15 +48,23 @@ class Session:
         return False
 
     def record(self, code: str, message: str, *, frame=None, when: str = "",
-               evidence: tuple[Evidence, ...] = (), suggestion: str = "", raised: bool = False) -> None:
+               evidence: tuple[Evidence, ...] = (), suggestion: str = "", raised: bool = False,
+               at: Optional[tuple[str, int, int]] = None) -> None:
         """One sighting of hazard `code`, placed at `frame` (default: the user's frame that
-        is running now, the first outside torch and sparselint)."""
-        frame = frame or user_frame()
-        if frame is None:
-            return
-        path, line, column, end_line, end_column = _position(frame)
+        is running now, the first outside torch and sparselint), or at a (path, line, column)
+        seen earlier (`at`: a silent hazard proven only when a tensor dies)."""
+        if at is not None:
+            path, line, column = at
+            end_line, end_column = line, 0
+        else:
+            frame = frame or user_frame()
+            if frame is None:
+                return
+            path, line, column, end_line, end_column = _position(frame)
+        # as in static findings, an evidence link names its file only when it is another one
+        evidence = tuple(replace(e, path="") if os.path.abspath(e.path or path) == path else e for e in evidence)
         diagnostic = Diagnostic(code, rule_name(code), message, path, line, column, end_line, end_column,
-                                evidence=tuple(evidence), suggestion=suggestion, when=when)
+                                evidence=evidence, suggestion=suggestion, when=when)
         key = (code, path, line, column)
         with self._lock:
             seen = self._seen.get(key)
@@ -58,6 +73,8 @@ class Session:
             else:
                 seen.count += 1
                 seen.raised = seen.raised or raised
+        if seen is None and self.on_new_finding is not None:
+            self.on_new_finding()
 
     def findings(self) -> list[Diagnostic]:
         with self._lock:
@@ -81,6 +98,8 @@ def _is_ours_or_torch(filename: str) -> bool:
     path = os.path.abspath(filename)
     if path.startswith(_OWN_DIR + os.sep):
         return True
+    if path.startswith(_STDLIB_DIR + os.sep) and os.sep + "site-packages" + os.sep not in path:
+        return True
     torch = sys.modules.get("torch")
     torch_dir = os.path.dirname(getattr(torch, "__file__", "") or "") if torch else ""
     return bool(torch_dir) and path.startswith(torch_dir + os.sep)
@@ -99,9 +118,9 @@ def _position(frame) -> tuple[str, int, int, int, int]:
     line = frame.f_lineno
     start_col, end_line, end_col = 0, line, 0
     try:
-        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        positions = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
         if positions[0] == line and positions[2] is not None:
             start_col, end_line, end_col = positions[2], positions[1] or line, positions[3] or 0
-    except (AttributeError, IndexError):
+    except (AttributeError, IndexError, StopIteration):
         pass
     return path, line, start_col + 1, end_line, end_col + 1

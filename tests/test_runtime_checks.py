@@ -231,3 +231,50 @@ def test_a_check_that_fails_to_install_leaves_torch_as_it_was(monkeypatch):
             pass
     assert (torch.optim.Optimizer.__init__, torch.nn.Embedding.__init__) == before
     assert not torch.overrides._is_torch_function_mode_enabled()
+
+
+_CUSTOM_PRODUCT = """\
+    import torch
+
+    class SpMM(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, adj, x):
+            ctx.save_for_backward(adj, x)
+            return torch.sparse.mm(adj, x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            adj, x = ctx.saved_tensors
+            return {grads}
+
+    adj = torch.sparse_coo_tensor(torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.ones(3), (3, 3)).requires_grad_()
+    x = torch.randn(3, 2, requires_grad=True)
+    out = SpMM.apply(adj, x)
+    out.sum().backward()
+"""
+
+
+def test_a_custom_backward_missizing_the_sparse_input_is_placed_at_apply(tmp_path):
+    session, raised, path = run_under_session(tmp_path, _CUSTOM_PRODUCT.format(grads="grad, grad"))
+    assert "returned an invalid gradient at index 0" in str(raised)
+    [d] = session.findings()
+    assert (d.code, d.line) == ("SPL206", line_of(path, "SpMM.apply"))
+    assert [e.line for e in d.evidence] == [line_of(path, "return grad")]
+
+
+def test_a_custom_backward_missizing_a_dense_input_is_not_spl206(tmp_path):
+    session, raised, _ = run_under_session(
+        tmp_path, _CUSTOM_PRODUCT.format(grads="torch.sparse.mm(grad, x.t()).sparse_mask(adj), grad[:, :1].t()"))
+    assert "returned an invalid gradient at index 1" in str(raised)
+    assert "SPL206" not in [d.code for d in session.findings()]
+
+
+def test_a_gradient_on_the_repeated_indices_of_its_input_is_spl207_and_coalesced_is_not(tmp_path):
+    repeated = _CUSTOM_PRODUCT.replace("[[0, 1, 2], [1, 2, 0]]", "[[0, 0, 2], [1, 1, 0]]")
+    on_input = "torch.sparse_coo_tensor(adj._indices(), torch.ones(3), adj.shape), None"
+    session, raised, path = run_under_session(tmp_path, repeated.format(grads=on_input))
+    assert raised is None
+    assert [(d.code, d.line) for d in session.findings()] == [("SPL207", line_of(path, "SpMM.apply"))]
+    coalesced = "torch.sparse_coo_tensor(adj.coalesce().indices(), torch.ones(2), adj.shape), None"
+    session, raised, _ = run_under_session(tmp_path, repeated.format(grads=coalesced))
+    assert raised is None and session.findings() == []

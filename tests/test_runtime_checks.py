@@ -278,3 +278,21 @@ def test_a_gradient_on_the_repeated_indices_of_its_input_is_spl207_and_coalesced
     coalesced = "torch.sparse_coo_tensor(adj.coalesce().indices(), torch.ones(2), adj.shape), None"
     session, raised, _ = run_under_session(tmp_path, repeated.format(grads=coalesced))
     assert raised is None and session.findings() == []
+
+
+def test_a_sparse_tensor_built_from_data_is_spl205_only_when_backward_leaves_the_weights_without_gradient(tmp_path):
+    session, raised, path = run_under_session(tmp_path, """\
+        import torch
+        edges = torch.tensor([[0, 1, 2], [1, 2, 0]])
+        w = torch.nn.Parameter(torch.ones(3))
+        x = torch.randn(3, 2, requires_grad=True)
+        with torch.no_grad():
+            snapshot = torch.sparse_coo_tensor(edges, w.data, (3, 3))
+        hard = torch.sparse_coo_tensor(edges, w.data.round(), (3, 3))
+        (torch.sparse.mm(hard, x).sum() + w.sum()).backward()
+        w.grad = None
+        cut = torch.sparse_coo_tensor(edges, w.data * 2, (3, 3))
+        torch.sparse.mm(cut, x).sum().backward()
+    """)
+    assert raised is None
+    assert [(d.code, d.line) for d in session.findings()] == [("SPL205", line_of(path, "w.data * 2"))]

@@ -8,8 +8,8 @@ run knows it):
 - raising, recorded before torch's exception goes on: SPL001 (`uncoalesced`); SPL102, SPL103,
   SPL106, SPL301-SPL303, SPL501, SPL503-SPL506, SPL601, SPL602 at the line (`raising`);
   SPL101, SPL104, SPL105, SPL107, SPL108, SPL203, SPL304, SPL502, SPL507, SPL508 in backward
-  (`backward`); SPL206 in backward, at the custom Function's `apply` (`custom_functions`); SPL401-SPL404, SPL504 at `step()` or at the optimizer's construction
-  (`optimizers`);
+  (`backward`); SPL206 in backward, at the custom Function's `apply` (`custom_functions`);
+  SPL401-SPL404, SPL504 at `step()` or at the optimizer's construction (`optimizers`);
 - silent, proven by the run: SPL002-SPL005, SPL109, SPL603 (`silent`), SPL201, SPL202
   (`grads`), SPL204, SPL207 (`custom_functions`), SPL205 (`data_cut`, once the next backward
   leaves the tensor behind `.data` without a gradient).

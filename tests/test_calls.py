@@ -417,3 +417,34 @@ def test_a_subclass_that_overrides_an_imported_base_method_runs_its_own(tmp_path
     main.write_text(src)
     diags, _, _ = check_text(src, str(main), Settings())
     assert diags == []
+
+
+def test_a_method_called_on_self_as_the_class_walk_starts_it_is_walked_loudly_once(monkeypatch):
+    walked = []
+    from sparselint.analysis.evaluation import walker
+    body = walker.Walker._body
+
+    def counting_body(self, node, outer, initial, silent, *rest, **keywords):
+        if not silent and not self.silent:
+            walked.append(node.name.value)
+        return body(self, node, outer, initial, silent, *rest, **keywords)
+
+    monkeypatch.setattr(walker.Walker, "_body", counting_body)
+    found = codes("""
+        import torch
+
+        class Trainer:
+            def __init__(self):
+                self.steps = 0
+
+            def fit(self):
+                self._step()
+
+            def _step(self):
+                adj = torch.sparse_coo_tensor(i, v, (3, 3))
+                return adj.values()
+    """)
+    # the call from `fit` starts `_step` as the class walk does: its run would report nothing
+    # new, so only its own run reports (the call's outcome is still worked out, silently)
+    assert found == [(12, "SPL001")]
+    assert walked.count("_step") == 1, walked

@@ -1218,6 +1218,27 @@ class Calls:
         inf = w.ctx.inference
         return path, Items(tuple(inf.fact(a.value, state) for a in call.args))
 
+    def _call_adds_to(self, target: _Target, bound: dict, state, paths: dict, site: cst.CSTNode) -> bool:
+        """Whether a call of a method of this file on `self` starts the method otherwise than
+        a reported run the class walk gives it (from the object its constructor leaves, with
+        the same outer facts, grad on, no backward after, nothing saved for backward). One
+        that starts it the same way would report what that run reports, at the cost of
+        another walk of the method and of every method it calls on `self`; its outcome is
+        still worked out, silently."""
+        starts = self.walker.method_starts.get(target.node)
+        if not starts or target.closure:
+            return True
+        ctx = self.walker.ctx
+        if not ctx.inference.grad_enabled or ctx.backward_follows(site) or _saved_into(state.saved, paths):
+            return True
+        initial: dict[str, Fact] = {}
+        for name, fact in bound.items():
+            initial[name] = fact
+            for attr, sub in getattr(fact, "attrs", ()) or ():
+                initial[f"{name}.{attr}"] = sub
+        outer = self._view(state, target.node)
+        return not any(initial == first and (outer is around or outer == around) for first, around in starts)
+
     def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         site = site if site is not None else call
         if target.node is not None and target.node.decorators and not (target.walker or self.walker).calls.keeps_call(target.node):
@@ -1241,7 +1262,8 @@ class Calls:
         # a method called on the object a reported run is about (`self._initialize()` inside
         # `fit()`) reports as that run does: the object's state at the call is what it sees
         silent = not (known or target.walker is not None or (
-            target.receiver_path == "self" and not self.walker.silent and target.receiver is not None))
+            target.receiver_path == "self" and not self.walker.silent and target.receiver is not None
+            and self._call_adds_to(target, bound, state, paths, site)))
         if silent and not (target.summary or self._makes_functions(target.node)):
             return None
         if len(_ACTIVE) >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:

@@ -71,6 +71,9 @@ class Walker:
         self.module_inference: Optional[Inference] = None
         self._module_names: Optional[tuple] = None
         self._scopes: dict[cst.FunctionDef, tuple[frozenset, list]] = {}
+        # method -> (initial facts, outer facts) of each reported, non-entry run the class walk
+        # gives it: a call on `self` starting it the same way reports nothing new
+        self.method_starts: dict[cst.FunctionDef, list[tuple[dict, dict]]] = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
@@ -209,6 +212,10 @@ class Walker:
                 self_facts.update({k: v for k, v in final.env.items()
                                    if k.startswith("self.") and k.split(".")[1] not in {r.split(".")[1] for r in reassigned}
                                    and not _mutable(v)})
+            if not self.silent:
+                for m in methods:
+                    if m is not init and not (api and self.ctx.public_module and entry_point(m, node.name.value)):
+                        self.method_starts.setdefault(m, []).append((self_facts, outer))
             for m in methods:
                 if m is not init:
                     self.function(m, outer, initial=self_facts, method=node.name.value if api else None)

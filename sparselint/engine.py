@@ -21,6 +21,7 @@ from .diagnostics import (DECODE_ERROR, ENGINE_CODES, INTERNAL_ERROR, PARSE_ERRO
                           FileResult)
 from .fixer import applicable, apply_edits, parses
 from .analysis.cst.names import Names
+from .analysis.cst.tree import forget_children
 from .analysis.relevance.reduce import Reduced, reduce_source
 from .analysis.relevance.tokens import Tokens
 from .analysis.evaluation.walker import Walker
@@ -225,6 +226,8 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         return [*ctx.diagnostics, _timeout_diagnostic(path, partial=True)]
     except Exception as exc:  # a bug of ours must not stop the run
         return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
+    finally:
+        forget_children()
 
 
 def check_text(text: str, path: str, settings: Settings, rules=None,

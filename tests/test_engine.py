@@ -175,3 +175,25 @@ def test_evidence_of_a_backward_made_gradient_reads_as_english():
     diags, _, _ = check_text(src, "model.py", Settings())
     texts = [e.text for d in diags for e in d.evidence]
     assert "the backward of `mm` gives it an uncoalesced sparse grad" in texts, texts
+
+
+def test_a_nodes_children_are_read_once_per_check_and_forgotten_after(monkeypatch):
+    import libcst as cst
+    from sparselint.analysis.cst import tree
+    read = []
+    original = tree._read_children
+
+    def counting(node):
+        read.append(node)
+        return original(node)
+
+    monkeypatch.setattr(tree, "_read_children", counting)
+    module = cst.parse_module("def f(adj):\n    return adj.values() + g(adj)\n")
+    first = list(tree.walk(module))
+    assert list(tree.walk(module)) == first  # the same nodes, in the same order...
+    assert len(read) == len(first)  # ...each read once
+    tree.forget_children()
+    read.clear()
+    src = "import torch\n\ndef f():\n    adj = torch.sparse_coo_tensor(i, v, (3, 3))\n    return adj.values()\n"
+    assert [d.code for d in check_text(src, "t.py", Settings())[0]] == ["SPL001"]
+    assert read and not tree._CHILDREN  # a check's trees are not kept after it

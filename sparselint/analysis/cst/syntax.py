@@ -7,7 +7,7 @@ import libcst as cst
 
 from ..torchops import torchapi as api
 from .names import dotted
-from .tree import child_list
+from .tree import child_list, child_tuple
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SCOPE_TYPES = frozenset(_SCOPES)  # concrete types: a set lookup, not an abstract `isinstance`
@@ -23,9 +23,7 @@ def _walk(node: cst.CSTNode, visit: Callable[[cst.CSTNode], None]) -> None:
         visit(n)
         if type(n) in _SCOPE_TYPES:
             continue
-        found = child_list(n)
-        found.reverse()
-        stack.extend(found)
+        stack.extend(reversed(child_tuple(n)))
 
 
 def _target_names(target: cst.BaseExpression, attributes: bool) -> list[str]:

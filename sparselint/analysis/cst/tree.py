@@ -72,9 +72,35 @@ def _no_fields(node) -> tuple:
 _GETTERS: dict[type, object] = {}
 
 
+# Node -> its children, for the check under way: a function's body is walked by each run of
+# it (its own, each call analysed, each configuration) and scanned by many syntax queries.
+# Holding the nodes keeps their ids from being reused; `forget_children` empties it at the
+# end of a check.
+_CHILDREN: dict = {}
+
+
+def forget_children() -> None:
+    _CHILDREN.clear()
+
+
+def child_tuple(node: cst.CSTNode) -> tuple:
+    """The children of a node, in field order, read once per check."""
+    found = _CHILDREN.get(node)
+    if found is None:
+        found = _CHILDREN[node] = tuple(_read_children(node))
+    return found
+
+
 def child_list(node: cst.CSTNode) -> list:
     """The children of a node as a new list, in field order (the cheapest form for walks,
     which reverse it onto a stack)."""
+    found = _CHILDREN.get(node)
+    if found is None:
+        found = _CHILDREN[node] = tuple(_read_children(node))
+    return list(found)
+
+
+def _read_children(node: cst.CSTNode) -> list:
     out = []
     kinds = _KINDS
     kind = type(node)
@@ -95,7 +121,7 @@ def child_list(node: cst.CSTNode) -> list:
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    return iter(child_list(node))
+    return iter(child_tuple(node))
 
 
 def walk(root: cst.CSTNode, stop=()) -> Iterator[cst.CSTNode]:
@@ -106,9 +132,7 @@ def walk(root: cst.CSTNode, stop=()) -> Iterator[cst.CSTNode]:
         yield node
         if stop and isinstance(node, stop) and node is not root:
             continue
-        found = child_list(node)
-        found.reverse()
-        stack.extend(found)
+        stack.extend(reversed(child_tuple(node)))
 
 
 _EXPRESSION: dict[type, bool] = {}
@@ -138,9 +162,7 @@ def statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         if e is None:
             e = expression[t] = issubclass(t, cst.BaseExpression)
         if not e:
-            found = child_list(node)
-            found.reverse()
-            stack.extend(found)
+            stack.extend(reversed(child_tuple(node)))
 
 
 class Order:

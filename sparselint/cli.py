@@ -424,6 +424,31 @@ def clean(cache_dir):
         click.echo(f"Removing cache at: {path}")
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--report", "report_path", default=None, metavar="FILE",
+              help="Write what the run saw to FILE, for `sparselint check --runtime-report FILE`.")
+@click.option("--output-format", type=click.Choice(output.FORMATS), default="concise", show_default=True,
+              help="How the findings are printed, as for `check`.")
+@click.option("-o", "--output-file", default=None, help="Print the findings to this file instead of stderr.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 when the program succeeds, even if hazards were seen.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def run(report_path, output_format, output_file, exit_zero, command):
+    """Run a program under the run-time checker: `sparselint run -- python train.py ARGS`
+    (or `-- python -m pkg ARGS`, `-- train.py ARGS`). The program runs in this interpreter,
+    as python would run it; the hazards it saw are printed on stderr when it ends (needs
+    `pip install 'sparselint[runtime]'`). Exit status: the program's own when it fails, else 1
+    if a hazard was seen, 0 if none."""
+    from .runtime.command import execute
+    from .runtime.runner import UsageError, parse_command
+    try:
+        program = parse_command(list(command))
+        status = execute(program, report_path=report_path, output_format=output_format, exit_zero=exit_zero,
+                         output_file=output_file)
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
+    sys.exit(status)
+
+
 @cli.command()
 def server():
     """Run the language server for editors over stdio (needs `pip install 'sparselint[lsp]'`)."""

@@ -1,0 +1,68 @@
+"""A program run under the checker, start to end: the session around it, then the report
+file and the findings. Shared by `python -m sparselint.runtime` and `sparselint run`.
+
+Exit status: the program's own when it failed (an exception is 1, `sys.exit(n)` is n);
+otherwise 1 when the run saw a hazard and 0 when it saw none (`exit_zero`: 0 either way),
+as `sparselint check` exits for findings. A command that cannot start is a `UsageError` (2)."""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from . import printing, report, runner
+from .runner import Program, UsageError
+
+NO_TORCH = "the run-time checker needs torch: pip install 'sparselint[runtime]'"
+
+
+def execute(program: Program, *, report_path: Optional[str] = None, output_format: str = "concise",
+            exit_zero: bool = False, output_file: Optional[str] = None) -> int:
+    from . import Session
+    out = None
+    if output_file:  # opened first: a path that cannot be written is known before the program runs
+        try:
+            out = open(output_file, "w", encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    session = Session()
+    try:
+        session.__enter__()
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] == "torch":
+            raise UsageError(NO_TORCH) from None
+        raise
+    try:
+        ended = runner.run(program)
+    finally:
+        session.__exit__(None, None, None)
+    findings, counts = session.findings(), session.counts()
+    if report_path:
+        report.save(report_path, findings, counts, program.command, _torch_version())
+    stream = out or sys.stderr
+    color = out is None and _color(stream)
+    rendered = printing.render(findings, counts, output_format, color=color)
+    if rendered:
+        print(rendered, file=stream)
+    if output_format not in _machine():
+        print(printing.summary(findings, counts), file=stream)
+    if out is not None:
+        out.close()
+    stream.flush()
+    if ended.status != 0 or exit_zero:
+        return ended.status
+    return 1 if findings else 0
+
+
+def _torch_version() -> str:
+    torch = sys.modules.get("torch")
+    return str(getattr(torch, "__version__", "")) if torch else ""
+
+
+def _machine() -> tuple:
+    from ..output import MACHINE_FORMATS
+    return MACHINE_FORMATS
+
+
+def _color(stream) -> bool:
+    from ..output import use_color
+    return use_color(stream)

@@ -1,5 +1,6 @@
 """What a Session installs into torch (imports torch). Each check is a module of
-`sparselint.runtime.checks` that installs itself and returns how to undo it."""
+`sparselint.runtime.checks` that installs itself and returns how to undo it; most only fill
+in the table of the one torch function mode (`watch.py`), pushed after they all have."""
 from __future__ import annotations
 
 import importlib
@@ -17,8 +18,11 @@ class Installed:
 
 def install(session) -> Installed:
     from . import checks
+    from .watch import Watch, push
+    session.watch = Watch(session)
     undo = []
     for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{checks.__name__}.{info.name}")
         undo.append(module.install(session))
+    undo.append(push(session.watch))
     return Installed(undo)

@@ -48,8 +48,10 @@ class Session:
         if frame is None:
             return
         path, line, column, end_line, end_column = _position(frame)
+        # as in static findings, an evidence link names its file only when it is another one
+        evidence = tuple(replace(e, path="") if os.path.abspath(e.path or path) == path else e for e in evidence)
         diagnostic = Diagnostic(code, rule_name(code), message, path, line, column, end_line, end_column,
-                                evidence=tuple(evidence), suggestion=suggestion, when=when)
+                                evidence=evidence, suggestion=suggestion, when=when)
         key = (code, path, line, column)
         with self._lock:
             seen = self._seen.get(key)

@@ -128,10 +128,27 @@ def _names_the_module(exc: ImportError, target: str) -> bool:
 
 def _print_exception(exc: BaseException) -> None:
     """The traceback python would print for the program: its frames, not the runner's."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_globals.get("__name__") in ("runpy", __name__):
-        tb = tb.tb_next
+    tb = _program_frames(exc.__traceback__)
     sys.stdout.flush()
     exc.__traceback__ = tb  # the default hook prints the exception's own traceback
     sys.excepthook(type(exc), exc, tb)
     sys.stderr.flush()
+
+
+def _program_frames(tb):
+    """The traceback without runpy's, the runner's and the checker's frames (a torch mode's
+    `__torch_function__` sits between the program's call and torch's raise)."""
+    kept = []
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        if name != "runpy" and not name.startswith(_PACKAGE):
+            kept.append(tb)
+        tb = tb.tb_next
+    for before, after in zip(kept, kept[1:]):
+        before.tb_next = after
+    if kept:
+        kept[-1].tb_next = None
+    return kept[0] if kept else None
+
+
+_PACKAGE = __name__.rsplit(".", 1)[0] + "."  # sparselint.runtime.

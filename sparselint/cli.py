@@ -87,6 +87,9 @@ def cli() -> None:
 @click.option("--extend-per-file-ignores", multiple=True,
               help="Like --per-file-ignores, on top of the configured ones.")
 @click.option("-w", "--watch", is_flag=True, help="Check again whenever a file changes (polling; Ctrl-C stops).")
+@click.option("--runtime-report", default=None, metavar="FILE",
+              help="A report of `sparselint run --report FILE`: mark the findings the run saw as confirmed, and "
+                   "list what it saw in the checked files that no finding matches.")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
           respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout, **more):
@@ -128,6 +131,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     # configuration (or --config), as in ruff.
     run_config = resolver.for_dir(os.getcwd())
     output_format = output_format or run_config.output_format or "concise"
+    runtime_report = more["runtime_report"] or run_config.runtime_report
+    run_findings = _run_findings(runtime_report) if runtime_report else None
     if show_settings:
         first = stdin_filename if from_stdin and stdin_filename else paths[0] if not from_stdin else "."
         file_config = resolver.for_dir(first) if os.path.isdir(first) else resolver.for_file(first)
@@ -139,6 +144,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                      "api_entry_points"):
             click.echo(f"{name.replace('_', '-')}: {getattr(settings, name)!r}")
         click.echo(f"exclude: {excludes!r}\nrespect-gitignore: {flags.gitignore(file_config)}\noutput-format: {output_format}")
+        click.echo(f"runtime-report: {runtime_report or ''}")
         return
     results, sources, errors = [], {}, []
     fixing = False  # whether any file's settings write fixes
@@ -252,6 +258,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         if key not in unique or (unique[key].fix is None and d.fix is not None):
             unique[key] = d
     diagnostics = list(unique.values())
+    if run_findings is not None:
+        diagnostics = _merge_run(diagnostics, run_findings, [r.path for r in results], resolver, flags)
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout
@@ -285,6 +293,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             hidden = sum(1 for r in results for d in r.diagnostics if d.fix is not None and not d.fix.safe)
         click.echo(output.summary(len(diagnostics), 0 if fixing else fixable, fixed,
                                   hidden=hidden, would=diff, fix_only=fix_only), file=out)
+        if run_findings is not None and not fix_only:
+            from .runtime.merge import summary
+            click.echo(summary(diagnostics, runtime_report), file=out)
     if output_file is not None:
         output_file.close()
     for e in errors:
@@ -339,6 +350,30 @@ class _Flags:
 
     def gitignore(self, cfg: pyproject.FileConfig) -> bool:
         return cfg.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore
+
+
+def _run_findings(path: str) -> list:
+    """The findings of a run-time report (no torch needed); a bad file is a usage error."""
+    from .runtime.merge import load
+    from .runtime.report import ReportError
+    try:
+        return load(path)
+    except ReportError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _merge_run(diagnostics: list, run_findings: list, checked: list, resolver, flags: _Flags) -> list:
+    """The static findings marked by the run, and what it alone saw in the checked files, kept
+    only where the file's rules are selected and no `# noqa` covers the line."""
+    from .config import resolve_codes
+    from .runtime.merge import merge, not_suppressed
+
+    def selected(path, d) -> bool:
+        st = flags.settings(resolver.for_file(path))
+        codes = resolve_codes(st.select, (*st.ignore, *st.ignored_for(path)), st.extend_select)
+        return d.code in codes and not_suppressed(path, d)
+
+    return merge(diagnostics, run_findings, checked, selected)
 
 
 def _scope(cfg: pyproject.FileConfig, flags: _Flags) -> Scope:

@@ -6,6 +6,7 @@ otherwise 1 when the run saw a hazard and 0 when it saw none (`exit_zero`: 0 eit
 as `sparselint check` exits for findings. A command that cannot start is a `UsageError` (2)."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -24,6 +25,12 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
             out = open(output_file, "w", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    if report_path:  # its folder is made now, as `-o` makes one: the run's result must not be lost at the end
+        folder = os.path.dirname(os.path.abspath(report_path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot write {report_path}: {exc.strerror or exc}") from None
     session = Session()
     try:
         session.__enter__()
@@ -36,8 +43,12 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     finally:
         session.__exit__(None, None, None)
     findings, counts = session.findings(), session.counts()
+    unsaved = ""
     if report_path:
-        report.save(report_path, findings, counts, program.command, _torch_version())
+        try:
+            report.save(report_path, findings, counts, program.command, _torch_version())
+        except OSError as exc:
+            unsaved = f"sparselint: error: cannot write {report_path}: {exc.strerror or exc}"
     stream = out or sys.stderr
     color = out is None and _color(stream)
     rendered = printing.render(findings, counts, output_format, color=color)
@@ -48,6 +59,9 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     if out is not None:
         out.close()
     stream.flush()
+    if unsaved:
+        print(unsaved, file=sys.stderr)
+        return ended.status or 2
     if ended.status != 0 or exit_zero:
         return ended.status
     return 1 if findings else 0

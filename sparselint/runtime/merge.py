@@ -88,12 +88,16 @@ def _shown(evidence_path: str, run_path: str, shown: str) -> str:
 def not_suppressed(path: str, d: Diagnostic) -> bool:
     """No `# noqa` of the file covers the finding's line."""
     from ..source import DecodeError, decode
-    from ..suppression import parse
     try:
         with open(path, "rb") as f:
             text = decode(f.read()).text
     except (OSError, DecodeError):
         return True
+    return not_suppressed_in(text, d)
+
+
+def not_suppressed_in(text: str, d: Diagnostic) -> bool:
+    from ..suppression import parse
     s = parse(text)
     return not s.suppresses(d.code, s.directive_line(d.line))
 

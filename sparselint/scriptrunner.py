@@ -8,6 +8,10 @@ child gets a fresh `__main__`, the script's folder first on `sys.path`, its own 
 stderr files and no stdin, exactly as a new interpreter would, and reports its exit status
 (negative for a signal, as `subprocess` does). Where fork is unavailable, or with
 SPARSELINT_FORK_RUNNER=0, scripts run in a fresh interpreter each.
+
+With `runtime_report=PATH`, the script runs under the run-time checker (a
+`sparselint.runtime.Session`) and the report of what it saw is written to PATH when the
+script ends, however it ends: a hazard that raises is recorded before its traceback prints.
 """
 from __future__ import annotations
 
@@ -33,8 +37,12 @@ class RunResult:
         return lines[-1] if lines else ""
 
 
-def _fresh_interpreter(path: str, env: dict, timeout: float) -> RunResult:
-    p = subprocess.run([sys.executable, path], capture_output=True, text=True, env=env, timeout=timeout,
+def _fresh_interpreter(path: str, env: dict, timeout: float, runtime_report: str | None = None) -> RunResult:
+    command = [sys.executable, path]
+    if runtime_report:
+        command = [sys.executable, "-c", "import sys; from sparselint.scriptrunner import run_as_main; "
+                   "sys.exit(run_as_main(sys.argv[1], sys.argv[2]))", path, runtime_report]
+    p = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout,
                        cwd=os.path.dirname(path), stdin=subprocess.DEVNULL)
     return RunResult(p.returncode, p.stdout, p.stderr)
 
@@ -58,12 +66,12 @@ class _Server:
             self.proc = None
             raise RuntimeError(f"script server did not start: {ready!r}")
 
-    def run(self, path: str, env: dict, timeout: float) -> RunResult:
+    def run(self, path: str, env: dict, timeout: float, runtime_report: str | None = None) -> RunResult:
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
                 self._start(env)
             with tempfile.TemporaryDirectory() as out:
-                request = {"path": path, "timeout": timeout, "out": out, "env": env}
+                request = {"path": path, "timeout": timeout, "out": out, "env": env, "runtime_report": runtime_report}
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
                 reply = self.proc.stdout.readline()
@@ -91,12 +99,15 @@ def _read(path: str) -> str:
 _server = _Server()
 
 
-def run_python(path: str, env: dict, timeout: float = 240) -> RunResult:
-    """Run `path` as `python path` would, with `env` as its environment."""
+def run_python(path: str, env: dict, timeout: float = 240, runtime_report: str | None = None) -> RunResult:
+    """Run `path` as `python path` would, with `env` as its environment; with
+    `runtime_report`, under the run-time checker, whose report goes to that file."""
     path = os.path.abspath(path)
+    if runtime_report:
+        runtime_report = os.path.abspath(runtime_report)
     if env.get("SPARSELINT_FORK_RUNNER") == "0" or not hasattr(os, "fork"):
-        return _fresh_interpreter(path, env, timeout)
-    return _server.run(path, env, timeout)
+        return _fresh_interpreter(path, env, timeout, runtime_report)
+    return _server.run(path, env, timeout, runtime_report)
 
 
 def close_all() -> None:
@@ -105,11 +116,9 @@ def close_all() -> None:
 
 # --- the server side -------------------------------------------------------------------
 
-def _child(path: str, out: str, env: dict) -> None:
+def _child(path: str, out: str, env: dict, runtime_report: str | None = None) -> None:
     """In the forked child: become `python path` and never return."""
-    import runpy
-    import traceback
-    code = 0
+    code = 1
     try:
         os.environ.clear()
         os.environ.update(env)
@@ -124,28 +133,49 @@ def _child(path: str, out: str, env: dict) -> None:
         sys.stdout = open(1, "w", closefd=False, buffering=1)
         sys.stderr = open(2, "w", closefd=False, buffering=1)
         os.chdir(os.path.dirname(path))
-        sys.argv = [path]
         sys.path[0] = os.path.dirname(path)
-        try:
-            runpy.run_path(path, run_name="__main__")
-        except SystemExit as exc:
-            if exc.code is None:
-                code = 0
-            elif isinstance(exc.code, int):
-                code = exc.code
-            else:
-                print(exc.code, file=sys.stderr)
-                code = 1
-        except BaseException:
-            # The report `python script.py` prints for an uncaught exception.
-            traceback.print_exc()
-            code = 1
+        code = run_as_main(path, runtime_report)
     finally:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def run_as_main(path: str, runtime_report: str | None = None) -> int:
+    """Run `path` as `__main__` in this process; its exit status. With `runtime_report`,
+    under a run-time Session whose report is saved to that file at the end."""
+    import runpy
+    import traceback
+    sys.argv = [path]
+    session = None
+    if runtime_report:
+        from .runtime import Session
+        session = Session(root=os.path.dirname(path)).__enter__()
+    code = 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None:
+            code = 0
+        elif isinstance(exc.code, int):
+            code = exc.code
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        # The report `python script.py` prints for an uncaught exception.
+        traceback.print_exc()
+        code = 1
+    finally:
+        if session is not None:
+            session.__exit__(None, None, None)
+            import torch
+            from .runtime import report
+            report.save(runtime_report, session.findings(), session.counts(), [sys.executable, path],
+                        torch.__version__)
+    return code
 
 
 def _wait(pid: int, timeout: float) -> int | None:
@@ -176,7 +206,7 @@ def serve() -> None:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _child(os.path.abspath(request["path"]), request["out"], request["env"])
+            _child(os.path.abspath(request["path"]), request["out"], request["env"], request.get("runtime_report"))
         code = _wait(pid, request["timeout"])
         status = {"timeout": True} if code is None else {"returncode": code}
         print(json.dumps(status), file=reply, flush=True)

@@ -25,6 +25,19 @@ may also say what its fixes compute, in two comment lines:
                             something else (or fails): a fix that must never be safe
 
 each `same`, `differs`, or `none` (the file stays as it was).
+
+Run under the run-time checker (`sparselint.runtime`), a fixture must report each of its
+marks, with the mark's code, at the marked line (or with an evidence link at the marked
+line: static SPL401 marks the optimizer's construction, the run sees its `step()` and names
+the construction as evidence), and nothing that is not marked. A mark the run cannot see
+says so in a comment line of the file, by convention its last lines, so that no marked
+line moves:
+
+    # runtime-unseen: SPL401: the optimizer never steps in this fixture
+
+one line per code, covering the marks of that code the run does not report (at least one
+must be unreported: a stale line fails). In a project, such a line in any entry script
+covers the project's marks.
 """
 from __future__ import annotations
 
@@ -43,6 +56,7 @@ from .scriptrunner import RunResult, run_python
 
 _HEADER = re.compile(r"^#\s*expect-(error|misbehaves|crash|ok)\b:?\s*(.*)$", re.M)
 _CODE = re.compile(r"\bSPL\d{3}\b")
+_RUNTIME_UNSEEN = re.compile(r"^#\s*runtime-unseen:\s*(SPL\d{3}):\s*(\S.*)$", re.M)
 _FIX_OUTCOME = re.compile(r"^#\s*(safe-fix|unsafe-fix):\s*(same|differs|none)\s*$", re.M)
 
 
@@ -99,6 +113,47 @@ def run_script(path: str, timeout: float = 240) -> RunResult:
     once (sparselint/scriptrunner.py)."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
     return run_python(path, env, timeout)
+
+
+def runtime_unseen(source: str) -> dict[str, str]:
+    """The `# runtime-unseen: SPLnnn: why` lines of a fixture: code -> why the run cannot see it."""
+    return dict(_RUNTIME_UNSEEN.findall(source))
+
+
+def run_script_under_checker(path: str, report_path: str, timeout: float = 240) -> RunResult:
+    """`run_script` under the run-time checker, its report saved to `report_path`."""
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
+    return run_python(path, env, timeout, runtime_report=report_path)
+
+
+def runtime_contract_problems(marks: dict[str, Counter], unseen: dict[str, str], findings) -> list[str]:
+    """What breaks the run-time contract: `marks` maps each file to its (line, code) marks,
+    `unseen` the codes the fixture says the run cannot see, `findings` the run's Diagnostics.
+    A finding matches a mark of its code in its file at its line or at one of its evidence
+    lines (evidence in another file counts in that file)."""
+    problems = []
+    def places(d):
+        yield os.path.normpath(d.path), d.line
+        for e in d.evidence:
+            yield os.path.normpath(e.path or d.path), e.line
+    marks = {os.path.normpath(k): v for k, v in marks.items()}
+    matched = set()
+    for d in findings:
+        hit = [(path, line) for path, line in places(d) if (line, d.code) in marks.get(path, ())]
+        if not hit:
+            problems.append(f"unmarked run-time finding {d.code} at {d.path}:{d.line}: {d.message}")
+        matched.update((path, line, d.code) for path, line in hit)
+    missing = Counter()
+    for path, found in marks.items():
+        for (line, code) in found:
+            if (path, line, code) not in matched:
+                missing[code] += 1
+                if code not in unseen:
+                    problems.append(f"{code} marked at {path}:{line} not seen by the run")
+    for code in unseen:
+        if not missing[code]:
+            problems.append(f"stale `# runtime-unseen: {code}`: the run sees every {code} mark")
+    return problems
 
 
 def fix_outcomes(source: str) -> dict[str, str]:

@@ -26,7 +26,17 @@ class Watch:
         self.failed: list = []      # handler(func, args, kwargs, exc) -> True when it recorded
         self.fallback: list = []    # tried after every `failed` handler declined
         self.sparse_made: list = []  # handler(func, args, kwargs, result) for each new sparse result
+        # handler(func, args, kwargs, result) for each call with a sparse tensor in or out
+        self.sparse_op: list = []
+        # handler(func, args, kwargs, result) for in-place calls on a tracked `.values()` view
+        self.view_inplace: list = []
         self.built = WeakIdKeyDictionary()  # sparse tensor -> (path, line, column) of the user line that made it
+        self.views = WeakIdKeyDictionary()  # `.values()`/`._values()` result -> (sparse owner, accessor name)
+        self.grads = WeakIdKeyDictionary()  # a `.grad` read (sparse, or of a sparse parameter) -> its parameter
+        self.grad_maker = WeakIdKeyDictionary()  # parameter -> (place, what gives it sparse gradients)
+        self.dense_grad = WeakIdKeyDictionary()  # sparse leaf -> where an op gave it a dense gradient
+        self.value_edits: list = []  # (place, sparse owner, accessor) of in-place edits of `.values()`
+        self.modules = WeakIdKeyDictionary()  # sparse-gradient embedding module -> where it was built
         self._raised: list = []
 
     def on_before(self, funcs, handler) -> None:
@@ -46,6 +56,44 @@ class Watch:
 
     def where_built(self, tensor):
         return self.built.get(tensor)
+
+    def built_evidence(self, tensor, text: str) -> tuple:
+        from ..diagnostics import Evidence
+        built = self.built.get(tensor) if isinstance(tensor, torch.Tensor) else None
+        return () if built is None else (Evidence(built[1], built[2], text, path=built[0]),)
+
+    def dense_grad_evidence(self, param) -> tuple:
+        return evidence(self.dense_grad.get(param) if isinstance(param, torch.Tensor) else None,
+                        "this op's backward gives the sparse parameter a dense gradient")
+
+    def maker_evidence(self, param) -> tuple:
+        from ..diagnostics import Evidence
+        made = self.grad_maker.get(param) if isinstance(param, torch.Tensor) else None
+        if made is None:
+            return ()
+        (path, line, column), text = made
+        return (Evidence(line, column, text, path=path),)
+
+
+def here():
+    """(path, line, column) of the user's line running now, or None."""
+    frame = user_frame()
+    return None if frame is None else place(frame)
+
+
+def construction_place(obj):
+    """Where the user built `obj`: the first user frame that is not one of its own
+    `__init__` methods (a subclass defined by the user builds through them)."""
+    frame = sys._getframe(1)
+    while frame is not None and (_is_ours_or_torch(frame.f_code.co_filename)
+                                 or frame.f_locals.get("self") is obj):
+        frame = frame.f_back
+    return None if frame is None else place(frame)
+
+
+def evidence(at, text: str) -> tuple:
+    from ..diagnostics import Evidence
+    return () if at is None else (Evidence(at[1], at[2], text, path=at[0]),)
 
 
 def place(frame) -> tuple[str, int, int]:
@@ -87,14 +135,49 @@ class _Mode(TorchFunctionMode):
                         w.mark_recorded(exc)
                         break
             raise
-        if result.__class__ is torch.Tensor or isinstance(result, torch.Tensor):
-            if result.layout is not torch.strided:
-                _made_sparse(w, func, args, kwargs, result)
+        sparse_out = isinstance(result, torch.Tensor) and result.layout is not torch.strided
+        if sparse_out:
+            _made_sparse(w, func, args, kwargs, result)
+        if sparse_out or _sparse_in(args) or (kwargs and _sparse_in(kwargs.values())):
+            for h in w.sparse_op:
+                _quietly(h, func, args, kwargs, result)
+        if w.views and args and isinstance(args[0], torch.Tensor) and args[0] in w.views:
+            for h in w.view_inplace:
+                _quietly(h, func, args, kwargs, result)
         handlers = w.after.get(func)
         if handlers:
             for h in handlers:
                 _quietly(h, func, args, kwargs, result)
         return result
+
+
+def _sparse_in(args) -> bool:
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            if a.layout is not torch.strided:
+                return True
+        elif a.__class__ is list or a.__class__ is tuple:
+            for b in a:
+                if isinstance(b, torch.Tensor) and b.layout is not torch.strided:
+                    return True
+    return False
+
+
+def is_sparse(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.layout is not torch.strided
+
+
+def inside(*parts: str) -> bool:
+    """Whether a frame of torch's own files named by `parts` (e.g. "optim") is running now:
+    an exception there belongs to the check that watches that torch function."""
+    frame = sys._getframe(1)
+    needles = tuple(os.sep + "torch" + os.sep + p for p in parts)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if any(n in name for n in needles):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _made_sparse(w: Watch, func, args, kwargs, result) -> None:

@@ -1,0 +1,115 @@
+"""Hazards that raise at the line (SPL102, SPL103, SPL106, SPL301-SPL303, SPL501, SPL503-SPL506,
+SPL601, SPL602): an exception out of a torch call is told apart by its message and by what
+the run knows of the call's tensors (a `.grad`, a `.values()` view, a sparse leaf, a
+compressed layout). A message shared by several rules that the run cannot tell apart is
+recorded under none; the last resort is a rule whose own `error` message the exception
+starts with, when that message is the rule's alone."""
+from __future__ import annotations
+
+import re
+
+import torch
+
+from ..watch import exception_frame, inside, is_sparse
+
+_COULD_NOT_RUN = re.compile(r"Could not run '(aten::[\w.]+)' with arguments from the '(Sparse\w*)' backend")
+_WRONG_LAYOUT = re.compile(r"\w+ expected sparse [\w ]*layout but got (Sparse\w+)")
+_NOT_FOR_SPARSE = re.compile(r"\w+ is not implemented for sparse tensors|is unsupported for Sparse tensors")
+_ACCESSORS = {torch.Tensor.values, torch.Tensor.indices, torch.Tensor._values, torch.Tensor._indices,
+              torch.Tensor.crow_indices, torch.Tensor.col_indices, torch.Tensor.ccol_indices,
+              torch.Tensor.row_indices}
+_CONSTRUCTORS = {torch.sparse_coo_tensor, torch.sparse_csr_tensor, torch.sparse_csc_tensor,
+                 torch.sparse_compressed_tensor, torch.sparse_bsr_tensor, torch.sparse_bsc_tensor}
+_AFTER_VALUES_EDIT = ("Sparse CSR tensors do not have strides",
+                      "unsupported operation: more than one element of the written-to tensor")
+_CLIP = ("nn" + "/" + "utils" + "/" + "clip_grad.py",)
+
+
+def _tensors(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from (b for b in a if isinstance(b, torch.Tensor))
+
+
+def install(session):
+    watch = session.watch
+
+    def record(exc, code, message, suggestion="", evidence=()):
+        session.record(code, message, frame=exception_frame(exc), when="line", raised=True,
+                       evidence=tuple(evidence), suggestion=suggestion)
+        return True
+
+    def failed(func, args, kwargs, exc):
+        if inside("optim") or inside("autograd"):
+            return False  # the step pre-hook and the backward check see those
+        text = str(exc)
+        tensors = list(_tensors(args, kwargs))
+        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        grads = [t for t in tensors if t in watch.grads]
+        if inside(*_CLIP) and (_COULD_NOT_RUN.search(text)):
+            params = [watch.grads[g] for g in grads]
+            cause = next((e for p in params for e in watch.maker_evidence(p)), None)
+            return record(exc, "SPL301", "gradient clipping over sparse gradients raises",
+                          "clip the coalesced values of each sparse gradient instead",
+                          () if cause is None else (cause,))
+        if isinstance(exc, TypeError) and text.startswith("Cannot assign to a sparse tensor"):
+            return record(exc, "SPL106", "item assignment on a sparse tensor raises",
+                          "edit the coalesced values, or work on a dense copy")
+        if isinstance(exc, ValueError) and text.startswith("max mode does not support sparse weights"):
+            mod = next((m for m, at in watch.modules.items() if m.weight is (args[1] if len(args) > 1 else None)), None)
+            from ..watch import evidence
+            return record(exc, "SPL505", "`EmbeddingBag(mode='max', sparse=True)` raises at its first forward",
+                          "use mode='sum' or 'mean' with sparse gradients",
+                          evidence(watch.modules.get(mod) if mod is not None else None, "the bag is built here"))
+        if func in _CONSTRUCTORS:
+            for code, prefix in (("SPL601", "indices and values must have same nnz"),
+                                 ("SPL602", "indices must be sparse_dim x nnz")):
+                if text.startswith(prefix):
+                    return record(exc, code, f"building the sparse tensor raises: {text.splitlines()[0]}")
+            return False
+        if first is not None and first in watch.views and text.startswith(_AFTER_VALUES_EDIT):
+            return record(exc, "SPL101", "an in-place edit of the values of a sparse tensor in the graph raises",
+                          "build a new sparse tensor from edited values instead")
+        if text.startswith("a view of a leaf Variable that requires grad is being used in an in-place operation"):
+            if first is not None and first in watch.views:
+                return record(exc, "SPL102", "an in-place op on `.values()` of a sparse leaf that requires grad raises",
+                              "edit the values under `torch.no_grad()`, or rebuild the sparse tensor")
+            return False
+        if text.startswith("a leaf Variable that requires grad is being used in an in-place operation"):
+            if is_sparse(first):
+                return record(exc, "SPL103", "an in-place op on a sparse leaf that requires grad raises",
+                              "update it under `torch.no_grad()`")
+            return False
+        if text.startswith("values expected sparse tensor layout but got Strided") and first in watch.grads:
+            param = watch.grads[first]
+            if is_sparse(param):
+                return record(exc, "SPL504", "the gradient of this sparse parameter is dense",
+                              "use `torch.sparse.mm` with the sparse parameter, which keeps its gradient sparse",
+                              watch.dense_grad_evidence(param))
+            return False
+        if text.startswith("add(sparse, dense) is not supported"):
+            if first is not None and first in watch.grads:
+                return record(exc, "SPL303", "adding a dense tensor into a sparse gradient raises",
+                              "add only the touched rows, as a sparse tensor", watch.maker_evidence(watch.grads[first]))
+            if is_sparse(first):
+                return record(exc, "SPL501", "sparse + dense raises", "write it dense + sparse")
+            return False
+        could_not = _COULD_NOT_RUN.search(text)
+        if could_not or _NOT_FOR_SPARSE.search(text):
+            if grads:
+                return record(exc, "SPL302", f"`{func.__name__}` is not implemented for a sparse gradient",
+                              "work on the coalesced values of the gradient", watch.maker_evidence(watch.grads[grads[0]]))
+            if func in _ACCESSORS and could_not and could_not.group(2) != "SparseCPU" and "Csr" in could_not.group(2):
+                return record(exc, "SPL506", f"`.{func.__name__}()` does not exist for this compressed layout")
+            if any(is_sparse(t) for t in tensors):
+                return record(exc, "SPL503", f"`{func.__name__}` is not implemented for sparse tensors",
+                              "apply it to the values, or to a dense copy")
+            return False
+        if _WRONG_LAYOUT.search(text) and any(t.layout not in (torch.strided, torch.sparse_coo) for t in tensors):
+            return record(exc, "SPL506", f"`{func.__name__}` does not accept this compressed layout")
+        return False
+
+    watch.failed.append(failed)
+    return lambda: None

@@ -63,7 +63,7 @@ def gcn(scale: float) -> None:
         loss = nn.functional.cross_entropy(model(adj, x)[train], y[train])
         loss.backward()
         opt.step()
-    return time.perf_counter() - start, epochs, float(loss)
+    return time.perf_counter() - start, epochs, float(loss.detach())
 
 
 def recommender(scale: float) -> None:
@@ -94,7 +94,7 @@ def recommender(scale: float) -> None:
         loss = nn.functional.binary_cross_entropy_with_logits(model(u, i), label)
         loss.backward()
         opt.step()
-    return time.perf_counter() - start, steps, float(loss)
+    return time.perf_counter() - start, steps, float(loss.detach())
 
 
 WORKLOADS = {"gcn": gcn, "recommender": recommender}

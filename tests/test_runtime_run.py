@@ -73,7 +73,7 @@ def test_module_form_runs_the_package_main(programs):
 
 
 def test_raising_hazard_keeps_torchs_traceback_and_the_finding_follows(programs):
-    r = runtime("--report", "run.json", "hazard.py", cwd=programs)
+    r = runtime("--report", "out/run.json", "hazard.py", cwd=programs)  # its folder is made
     assert r.returncode == 1  # the program failed: python's status
     assert r.stdout == "degree [1.0, 1.0]\n"
     err = r.stderr
@@ -83,7 +83,7 @@ def test_raising_hazard_keeps_torchs_traceback_and_the_finding_follows(programs)
     # neither runpy nor the checker in the program's traceback
     assert "runpy" not in err[tb:] and "sparselint" not in err[tb:err.index("RuntimeError: Cannot")]
     assert err.index("hazard.py:13:11: SPL001 `.indices()`") > tb
-    report = json.loads((programs / "run.json").read_text())
+    report = json.loads((programs / "out" / "run.json").read_text())
     assert report["command"] == ["python", "hazard.py"]
     [row] = report["findings"]
     assert (row["code"], row["path"], row["line"], row["raised"]) == \

@@ -4,6 +4,7 @@ computed from, so it is reused while that text is unchanged and never applied to
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -86,6 +87,7 @@ def analyse(source: Source, resolved: Resolved) -> Analysis:
     findings = relocate(findings, source.text)
     if resolved.runtime_report and source.path and source.joined is None:
         findings = _with_run(findings, source, resolved.runtime_report, {r.code for r in rules})
+        deps.add(os.path.abspath(resolved.runtime_report))  # a new run's report re-checks the file
     return Analysis(source, resolved, findings, tuple(sorted(deps)))
 
 

@@ -462,8 +462,9 @@ def clean(cache_dir):
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--report", "report_path", default=None, metavar="FILE",
               help="Write what the run saw to FILE, for `sparselint check --runtime-report FILE`.")
-@click.option("--output-format", type=click.Choice(output.FORMATS), default="concise", show_default=True,
-              help="How the findings are printed, as for `check`.")
+@click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
+              help="How the findings are printed, as for `check` (default: `output-format` of the configuration, "
+                   "else concise).")
 @click.option("-o", "--output-file", default=None, help="Print the findings to this file instead of stderr.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 when the program succeeds, even if hazards were seen.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)

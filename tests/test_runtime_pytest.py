@@ -90,10 +90,10 @@ def test_strict_fails_a_passing_session_with_findings(suite):
 def test_xdist_workers_send_their_findings_to_the_controller(suite):
     pytest.importorskip("torch")
     pytest.importorskip("xdist")
-    r = pytest_run(suite, "-n", "2", "--sparselint-report", "run.json", "test_graph.py")
+    r = pytest_run(suite, "-n", "2", "--sparselint-report", "out/run.json", "test_graph.py")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("test_graph.py:12:9: SPL001") == 1
-    assert [f["line"] for f in json.loads((suite / "run.json").read_text())["findings"]] == [12]
+    assert [f["line"] for f in json.loads((suite / "out" / "run.json").read_text())["findings"]] == [12]
 
 
 def test_entry_point_is_declared_and_loads_the_plugin(suite):

@@ -103,7 +103,7 @@ def test_exit_status_for_findings_and_exit_zero(programs):
 @pytest.mark.parametrize("fmt", ["json", "sarif", "github", "full"])
 def test_findings_in_the_linters_formats(programs, fmt):
     r = runtime("--output-format", fmt, "-o", "out.txt", "hazard.py", "catch", cwd=programs)
-    assert r.returncode == 1
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "error" not in r.stderr, r.stderr
     text = (programs / "out.txt").read_text()
     if fmt == "json":
         [row] = json.loads(text)
@@ -115,6 +115,15 @@ def test_findings_in_the_linters_formats(programs, fmt):
         assert text.startswith("::error title=sparselint (SPL001),file=hazard.py,line=9,col=9")
     else:
         assert "   9 |         adj.values()" in text and "= because: line 5: " in text
+
+
+def test_format_comes_from_the_configuration_unless_given(programs):
+    (programs / "pyproject.toml").write_text("[tool.sparselint]\noutput-format = 'json'\n")
+    r = run_cli("run", "-o", "out.json", "--", "python", "hazard.py", "catch", cwd=programs)
+    assert r.returncode == 1
+    assert [row["line"] for row in json.loads((programs / "out.json").read_text())] == [9]
+    r = runtime("--output-format", "concise", "hazard.py", "catch", cwd=programs)
+    assert "hazard.py:9:9: SPL001" in r.stderr
 
 
 def test_without_torch_the_error_names_the_extra(programs):

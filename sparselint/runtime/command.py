@@ -16,9 +16,11 @@ from .runner import Program, UsageError
 NO_TORCH = "the run-time checker needs torch: pip install 'sparselint[runtime]'"
 
 
-def execute(program: Program, *, report_path: Optional[str] = None, output_format: str = "concise",
+def execute(program: Program, *, report_path: Optional[str] = None, output_format: Optional[str] = None,
             exit_zero: bool = False, output_file: Optional[str] = None) -> int:
+    """`output_format`: None for the current folder's `output-format` setting, else concise."""
     from . import Session
+    output_format = output_format or _configured_format()
     out = None
     if output_file:  # opened first: a path that cannot be written is known before the program runs
         try:
@@ -58,13 +60,24 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
         print(printing.summary(findings, counts), file=stream)
     if out is not None:
         out.close()
-    stream.flush()
+    else:
+        stream.flush()
     if unsaved:
         print(unsaved, file=sys.stderr)
         return ended.status or 2
     if ended.status != 0 or exit_zero:
         return ended.status
     return 1 if findings else 0
+
+
+def _configured_format() -> str:
+    """The `output-format` of the current folder's configuration, as `sparselint check` reads it."""
+    from ..config import ConfigError
+    from ..pyproject import Resolver
+    try:
+        return Resolver().for_dir(os.getcwd()).output_format or "concise"
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _torch_version() -> str:

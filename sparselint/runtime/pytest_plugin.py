@@ -38,6 +38,7 @@ class Checker:
         self.config = config
         self.session = None
         self.rows: list = []  # findings sent by xdist workers, as report rows
+        self.unsaved = ""
         worker = hasattr(config, "workerinput")
         distributing = not worker and getattr(config.option, "dist", "no") not in (None, "no") \
             and getattr(config.option, "numprocesses", None)
@@ -76,9 +77,15 @@ class Checker:
             return
         path = self.config.option.sparselint_report
         if path:
+            import os
             from .command import _torch_version
             from .report import save
-            save(path, findings, counts, ["pytest", *self.config.invocation_params.args], _torch_version())
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+                save(path, findings, counts, ["pytest", *self.config.invocation_params.args], _torch_version())
+            except OSError as exc:
+                self.unsaved = f"cannot write {path}: {exc.strerror or exc}"
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if self.config.option.sparselint_strict and findings and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -94,6 +101,8 @@ class Checker:
         terminalreporter.write_line(printing.summary(findings, counts).replace("sparselint: run-time check: ", ""))
         if findings and self.config.option.sparselint_strict:
             terminalreporter.write_line("(--sparselint-strict: the session fails)")
+        if self.unsaved:
+            terminalreporter.write_line(f"sparselint: error: {self.unsaved}", red=True)
 
     def pytest_unconfigure(self, config):
         self._stop()

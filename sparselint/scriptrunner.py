@@ -153,6 +153,7 @@ def run_as_main(path: str, runtime_report: str | None = None) -> int:
     if runtime_report:
         from .runtime import Session
         session = Session(root=os.path.dirname(path)).__enter__()
+        session.on_new_finding = lambda: _save_report(session, runtime_report, path)
     code = 0
     try:
         runpy.run_path(path, run_name="__main__")
@@ -171,11 +172,14 @@ def run_as_main(path: str, runtime_report: str | None = None) -> int:
     finally:
         if session is not None:
             session.__exit__(None, None, None)
-            import torch
-            from .runtime import report
-            report.save(runtime_report, session.findings(), session.counts(), [sys.executable, path],
-                        torch.__version__)
+            _save_report(session, runtime_report, path)
     return code
+
+
+def _save_report(session, report_path: str, script: str) -> None:
+    import torch
+    from .runtime import report
+    report.save(report_path, session.findings(), session.counts(), [sys.executable, script], torch.__version__)
 
 
 def _wait(pid: int, timeout: float) -> int | None:

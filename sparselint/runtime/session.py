@@ -28,6 +28,9 @@ class Session:
         self._seen: dict[tuple, _Seen] = {}
         self._lock = threading.Lock()
         self._installed = None
+        # called after each new finding (not each sighting): a runner that must keep what was
+        # seen if the process dies (memory corruption, SPL603) saves the report there
+        self.on_new_finding = None
 
     def __enter__(self) -> "Session":
         from . import hooks  # imports torch
@@ -41,13 +44,19 @@ class Session:
         return False
 
     def record(self, code: str, message: str, *, frame=None, when: str = "",
-               evidence: tuple[Evidence, ...] = (), suggestion: str = "", raised: bool = False) -> None:
+               evidence: tuple[Evidence, ...] = (), suggestion: str = "", raised: bool = False,
+               at: Optional[tuple[str, int, int]] = None) -> None:
         """One sighting of hazard `code`, placed at `frame` (default: the user's frame that
-        is running now, the first outside torch and sparselint)."""
-        frame = frame or user_frame()
-        if frame is None:
-            return
-        path, line, column, end_line, end_column = _position(frame)
+        is running now, the first outside torch and sparselint), or at a (path, line, column)
+        seen earlier (`at`: a silent hazard proven only when a tensor dies)."""
+        if at is not None:
+            path, line, column = at
+            end_line, end_column = line, 0
+        else:
+            frame = frame or user_frame()
+            if frame is None:
+                return
+            path, line, column, end_line, end_column = _position(frame)
         # as in static findings, an evidence link names its file only when it is another one
         evidence = tuple(replace(e, path="") if os.path.abspath(e.path or path) == path else e for e in evidence)
         diagnostic = Diagnostic(code, rule_name(code), message, path, line, column, end_line, end_column,
@@ -60,6 +69,8 @@ class Session:
             else:
                 seen.count += 1
                 seen.raised = seen.raised or raised
+        if seen is None and self.on_new_finding is not None:
+            self.on_new_finding()
 
     def findings(self) -> list[Diagnostic]:
         with self._lock:

@@ -28,15 +28,21 @@ class Watch:
         self.sparse_made: list = []  # handler(func, args, kwargs, result) for each new sparse result
         # handler(func, args, kwargs, result) for each call with a sparse tensor in or out
         self.sparse_op: list = []
-        # handler(func, args, kwargs, result) for in-place calls on a tracked `.values()` view
+        # handler(func, args, kwargs, result) for every call, once a check asks for them (`any_op`
+        # is empty for programs that never made what those checks follow)
+        self.any_op: list = []
+        self.any_before: list = []
+        # handler(func, args, kwargs, result) for calls on a tracked `.values()` view
         self.view_inplace: list = []
         self.built = WeakIdKeyDictionary()  # sparse tensor -> (path, line, column) of the user line that made it
-        self.views = WeakIdKeyDictionary()  # `.values()`/`._values()` result -> (sparse owner, accessor name)
+        # `.values()`/`._values()` result -> (weak reference to its sparse owner, accessor name)
+        self.views = WeakIdKeyDictionary()
         self.grads = WeakIdKeyDictionary()  # a `.grad` read (sparse, or of a sparse parameter) -> its parameter
         self.grad_maker = WeakIdKeyDictionary()  # parameter -> (place, what gives it sparse gradients)
         self.dense_grad = WeakIdKeyDictionary()  # sparse leaf -> where an op gave it a dense gradient
-        self.value_edits: list = []  # (place, sparse owner, accessor) of in-place edits of `.values()`
+        self.value_edits: list = []  # (place, accessor) of in-place edits of `.values()`
         self.modules = WeakIdKeyDictionary()  # sparse-gradient embedding module -> where it was built
+        self.follow = False  # set once something `any_op` handlers follow exists
         self._raised: list = []
 
     def on_before(self, funcs, handler) -> None:
@@ -122,6 +128,9 @@ class _Mode(TorchFunctionMode):
         if kwargs is None:
             kwargs = {}
         w = self.watch
+        if w.follow:
+            for h in w.any_before:
+                _quietly(h, func, args, kwargs)
         handlers = w.before.get(func)
         if handlers:
             for h in handlers:
@@ -140,6 +149,9 @@ class _Mode(TorchFunctionMode):
             _made_sparse(w, func, args, kwargs, result)
         if sparse_out or _sparse_in(args) or (kwargs and _sparse_in(kwargs.values())):
             for h in w.sparse_op:
+                _quietly(h, func, args, kwargs, result)
+        if w.any_op and w.follow:
+            for h in w.any_op:
                 _quietly(h, func, args, kwargs, result)
         if w.views and args and isinstance(args[0], torch.Tensor) and args[0] in w.views:
             for h in w.view_inplace:

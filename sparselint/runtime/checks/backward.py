@@ -52,12 +52,15 @@ def install(session):
             _watch_leaf_grads(watch, node, leaves, info[0])
 
     def view_op(func, args, kwargs, result):
-        owner, accessor = watch.views[args[0]]
+        ref, accessor = watch.views[args[0]]
+        owner = ref()
+        if owner is None:
+            return
         if func is torch.Tensor.__getitem__ and isinstance(result, torch.Tensor):
-            watch.views[result] = (owner, accessor)
+            watch.views[result] = (ref, accessor)
         elif _inplace(func):
             edits.append((here(), "SPL104" if accessor == "_values" else "SPL107"))
-            watch.value_edits.append((here(), owner, accessor))
+            watch.value_edits.append((here(), accessor))
 
     def start(func, args, kwargs):
         trail.clear()
@@ -142,7 +145,7 @@ def _classify(exc, trail, edits, cuts, watch):
         at, code = edits[-1]
         return code, "backward fails: a tensor it needs was edited in place", evidence(at, "the in-place edit")
     if text.startswith(_AFTER_VALUES_EDIT):
-        value_edits = [e for e in watch.value_edits if e[2] == "values"]
+        value_edits = [e for e in watch.value_edits if e[1] == "values"]
         if value_edits:
             return "SPL101", "backward fails after an in-place edit of sparse values", \
                 evidence(value_edits[-1][0], "the in-place edit of `.values()`")

@@ -3,6 +3,8 @@ parameter, which dense tensors are `.values()` views of which sparse tensor, and
 module or call gives a parameter sparse gradients (`nn.Embedding(sparse=True)`, built where)."""
 from __future__ import annotations
 
+import weakref
+
 import torch
 import torch.nn.functional as F
 
@@ -22,7 +24,7 @@ def install(session):
 
     def view(func, args, kwargs, result):
         if isinstance(result, torch.Tensor) and is_sparse(args[0]):
-            watch.views[result] = (args[0], _VIEWS[func])
+            watch.views[result] = (weakref.ref(args[0]), _VIEWS[func])
 
     def functional(func, args, kwargs, result):
         position = 6 if func is F.embedding else 7

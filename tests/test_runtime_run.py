@@ -91,6 +91,14 @@ def test_raising_hazard_keeps_torchs_traceback_and_the_finding_follows(programs)
     assert [e["line"] for e in row["evidence"]] == [5]
 
 
+def test_a_run_that_dies_keeps_what_it_saw(programs):
+    (programs / "dies.py").write_text(HAZARD.replace('print("caught")', 'print("caught", flush=True)')
+                                      + "import os\nos._exit(7)\n")
+    r = runtime("--report", "run.json", "dies.py", "catch", cwd=programs)
+    assert r.returncode == 7 and "caught" in r.stdout
+    assert [f["line"] for f in json.loads((programs / "run.json").read_text())["findings"]] == [9]
+
+
 def test_exit_status_for_findings_and_exit_zero(programs):
     r = runtime("hazard.py", "catch", cwd=programs)
     assert "caught" in r.stdout

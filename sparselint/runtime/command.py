@@ -34,6 +34,10 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
         except OSError as exc:
             raise UsageError(f"cannot write {report_path}: {exc.strerror or exc}") from None
     session = Session()
+    if report_path:
+        # saved again at each new finding: a run that dies (os._exit, a crash in torch's C++)
+        # keeps what it saw up to then
+        session.on_new_finding = lambda: _save(report_path, session, program.command)
     try:
         session.__enter__()
     except ImportError as exc:
@@ -47,10 +51,8 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     findings, counts = session.findings(), session.counts()
     unsaved = ""
     if report_path:
-        try:
-            report.save(report_path, findings, counts, program.command, _torch_version())
-        except OSError as exc:
-            unsaved = f"sparselint: error: cannot write {report_path}: {exc.strerror or exc}"
+        session.on_new_finding = None
+        unsaved = _save(report_path, session, program.command)
     stream = out or sys.stderr
     color = out is None and _color(stream)
     rendered = printing.render(findings, counts, output_format, color=color)
@@ -68,6 +70,15 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     if ended.status != 0 or exit_zero:
         return ended.status
     return 1 if findings else 0
+
+
+def _save(path: str, session, command: list[str]) -> str:
+    """Write the report; the error to print if it cannot be written."""
+    try:
+        report.save(path, session.findings(), session.counts(), command, _torch_version())
+    except OSError as exc:
+        return f"sparselint: error: cannot write {path}: {exc.strerror or exc}"
+    return ""
 
 
 def _configured_format() -> str:

@@ -52,9 +52,22 @@ class Checker:
                     from .command import NO_TORCH
                     raise pytest.UsageError(f"--sparselint: {NO_TORCH}") from None
                 raise
+            if config.option.sparselint_report and not worker:
+                # saved at each new finding too: a session that dies keeps what it saw
+                self.session.on_new_finding = self._save
+
+    def _save(self) -> None:
+        import os
+        from .command import _torch_version
+        from .report import save
+        path = self.config.option.sparselint_report
+        findings, counts = self.findings()
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        save(path, findings, counts, ["pytest", *self.config.invocation_params.args], _torch_version())
 
     def _stop(self):
         if self.session is not None and self.session._installed is not None:
+            self.session.on_new_finding = None
             self.session.__exit__(None, None, None)
 
     def findings(self):
@@ -77,12 +90,8 @@ class Checker:
             return
         path = self.config.option.sparselint_report
         if path:
-            import os
-            from .command import _torch_version
-            from .report import save
             try:
-                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-                save(path, findings, counts, ["pytest", *self.config.invocation_params.args], _torch_version())
+                self._save()
             except OSError as exc:
                 self.unsaved = f"cannot write {path}: {exc.strerror or exc}"
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

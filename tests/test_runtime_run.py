@@ -99,6 +99,13 @@ def test_a_run_that_dies_keeps_what_it_saw(programs):
     assert [f["line"] for f in json.loads((programs / "run.json").read_text())["findings"]] == [9]
 
 
+def test_a_program_that_changes_folder_keeps_the_report_and_paths_where_it_started(programs):
+    (programs / "moves.py").write_text("import os\nos.chdir('pkg')\n" + HAZARD)
+    r = runtime("--report", "run.json", "--output-format", "full", "moves.py", "catch", cwd=programs)
+    assert r.returncode == 1 and (programs / "run.json").is_file()
+    assert "moves.py:11:9: SPL001" in r.stderr and "  11 |         adj.values()" in r.stderr, r.stderr
+
+
 def test_exit_status_for_findings_and_exit_zero(programs):
     r = runtime("hazard.py", "catch", cwd=programs)
     assert "caught" in r.stdout

@@ -21,6 +21,10 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     """`output_format`: None for the current folder's `output-format` setting, else concise."""
     from . import Session
     output_format = output_format or _configured_format()
+    # the program may change folders: the report goes, and paths are shown, from where it started
+    start = os.getcwd()
+    shown_report = report_path
+    report_path = os.path.abspath(report_path) if report_path else None
     out = None
     if output_file:  # opened first: a path that cannot be written is known before the program runs
         try:
@@ -32,7 +36,7 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"cannot write {report_path}: {exc.strerror or exc}") from None
+            raise UsageError(f"cannot write {shown_report}: {exc.strerror or exc}") from None
     session = Session()
     if report_path:
         # saved again at each new finding: a run that dies (os._exit, a crash in torch's C++)
@@ -55,7 +59,7 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
         unsaved = _save(report_path, session, program.command)
     stream = out or sys.stderr
     color = out is None and _color(stream)
-    rendered = printing.render(findings, counts, output_format, color=color)
+    rendered = printing.render(findings, counts, output_format, color=color, start=start)
     if rendered:
         print(rendered, file=stream)
     if output_format not in _machine():

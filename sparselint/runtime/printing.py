@@ -16,22 +16,25 @@ from ..diagnostics import Diagnostic, Evidence
 _COUNTED = ("concise", "full", "grouped")
 
 
-def render(findings: list[Diagnostic], counts: dict, fmt: str, color: bool = False) -> str:
+def render(findings: list[Diagnostic], counts: dict, fmt: str, color: bool = False, start: str = "") -> str:
+    """`start`: the folder paths are shown from (default: the current one)."""
+    start = start or os.getcwd()
     if fmt == "json":
         rows = []
         for d in findings:
             count, raised = counts.get(_key(d), (1, False))
-            rows.append(_relative(d).to_json() | {"count": count, "raised": raised})
+            rows.append(_relative(d, start).to_json() | {"count": count, "raised": raised})
         return json.dumps(rows, indent=2)
     shown = []
     for d in findings:
         count, raised = counts.get(_key(d), (1, False))
-        d = _relative(d)
+        d = _relative(d, start)
         if fmt in _COUNTED and (count > 1 or raised):
             times = f"seen {count} times" if count > 1 else "seen once"
             d = replace(d, message=f"{d.message} ({times}{', raised' if raised else ''})")
         shown.append(d)
-    return output.render(shown, fmt, _sources(shown) if fmt == "full" else {}, color=color)
+    sources = _sources(shown, start) if fmt == "full" else {}
+    return output.render(shown, fmt, sources, color=color)
 
 
 def summary(findings: list[Diagnostic], counts: dict) -> str:
@@ -47,24 +50,24 @@ def _key(d: Diagnostic) -> tuple:
     return (d.code, d.path, d.line, d.column)
 
 
-def _shorter(path: str) -> str:
+def _shorter(path: str, start: str) -> str:
     if not path or not os.path.isabs(path):
         return path
-    rel = os.path.relpath(path)
+    rel = os.path.relpath(path, start)
     return path if rel.startswith(os.pardir) else rel
 
 
-def _relative(d: Diagnostic) -> Diagnostic:
-    evidence = tuple(replace(e, path=_shorter(e.path)) if e.path else e for e in d.evidence)
-    return replace(d, path=_shorter(d.path), evidence=evidence)
+def _relative(d: Diagnostic, start: str) -> Diagnostic:
+    evidence = tuple(replace(e, path=_shorter(e.path, start)) if e.path else e for e in d.evidence)
+    return replace(d, path=_shorter(d.path, start), evidence=evidence)
 
 
-def _sources(findings: list[Diagnostic]) -> dict:
+def _sources(findings: list[Diagnostic], start: str) -> dict:
     sources = {}
     for d in findings:
         if d.path not in sources:
             try:
-                with open(d.path, encoding="utf-8") as f:
+                with open(os.path.join(start, d.path), encoding="utf-8") as f:
                     sources[d.path] = f.read()
             except (OSError, UnicodeDecodeError):
                 pass

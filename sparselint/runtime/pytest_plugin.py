@@ -60,7 +60,7 @@ class Checker:
         import os
         from .command import _torch_version
         from .report import save
-        path = self.config.option.sparselint_report
+        path = os.path.join(str(self.config.invocation_params.dir), self.config.option.sparselint_report)
         findings, counts = self.findings()
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         save(path, findings, counts, ["pytest", *self.config.invocation_params.args], _torch_version())
@@ -104,7 +104,7 @@ class Checker:
         from . import printing
         findings, counts = self.findings()
         terminalreporter.write_sep("=", "sparselint run-time check")
-        rendered = printing.render(findings, counts, "concise")
+        rendered = printing.render(findings, counts, "concise", start=str(self.config.invocation_params.dir))
         if rendered:
             terminalreporter.write_line(rendered)
         terminalreporter.write_line(printing.summary(findings, counts).replace("sparselint: run-time check: ", ""))

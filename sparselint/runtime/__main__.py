@@ -15,7 +15,8 @@ installed into torch; the hazards it saw are printed on stderr when it ends.
 
 options (before the program):
   --report FILE         write what the run saw to FILE (for `sparselint check --runtime-report`)
-  --output-format FMT   concise (default), full, json, sarif, github, ... as `sparselint check`
+  --output-format FMT   concise, full, json, sarif, github, ... as `sparselint check` (default:
+                        the configuration's output-format, else concise)
   -o, --output-file F   print the findings to F instead of stderr
   --exit-zero           exit 0 when the program succeeds, even if hazards were seen
   -h, --help            show this help

@@ -1,8 +1,10 @@
 """A recording session: what is installed into torch while a program runs, and what it saw."""
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+import sysconfig
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Optional
@@ -10,6 +12,8 @@ from typing import Optional
 from ..diagnostics import Diagnostic, Evidence
 
 _OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the standard library's frames (contextlib, functools, copy, runpy) are never the user's line
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"])
 
 
 @dataclass
@@ -94,6 +98,8 @@ def _is_ours_or_torch(filename: str) -> bool:
     path = os.path.abspath(filename)
     if path.startswith(_OWN_DIR + os.sep):
         return True
+    if path.startswith(_STDLIB_DIR + os.sep) and os.sep + "site-packages" + os.sep not in path:
+        return True
     torch = sys.modules.get("torch")
     torch_dir = os.path.dirname(getattr(torch, "__file__", "") or "") if torch else ""
     return bool(torch_dir) and path.startswith(torch_dir + os.sep)
@@ -112,9 +118,9 @@ def _position(frame) -> tuple[str, int, int, int, int]:
     line = frame.f_lineno
     start_col, end_line, end_col = 0, line, 0
     try:
-        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        positions = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
         if positions[0] == line and positions[2] is not None:
             start_col, end_line, end_col = positions[2], positions[1] or line, positions[3] or 0
-    except (AttributeError, IndexError):
+    except (AttributeError, IndexError, StopIteration):
         pass
     return path, line, start_col + 1, end_line, end_col + 1

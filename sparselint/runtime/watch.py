@@ -43,6 +43,8 @@ class Watch:
         self.value_edits: list = []  # (place, accessor) of in-place edits of `.values()`
         self.modules = WeakIdKeyDictionary()  # sparse-gradient embedding module -> where it was built
         self.follow = False  # set once something `any_op` handlers follow exists
+        self.seen_sparse = False  # set at the first sparse tensor a call gives
+        self.has_views = False  # set at the first `.values()` view kept in `views`
         self._raised: list = []
 
     def on_before(self, funcs, handler) -> None:
@@ -144,18 +146,22 @@ class _Mode(TorchFunctionMode):
                         w.mark_recorded(exc)
                         break
             raise
-        sparse_out = isinstance(result, torch.Tensor) and result.layout is not torch.strided
+        sparse_out = isinstance(result, torch.Tensor) and result.layout is not _STRIDED
         if sparse_out:
+            w.seen_sparse = True
             _made_sparse(w, func, args, kwargs, result)
-        if sparse_out or _sparse_in(args) or (kwargs and _sparse_in(kwargs.values())):
-            for h in w.sparse_op:
-                _quietly(h, func, args, kwargs, result)
-        if w.any_op and w.follow:
-            for h in w.any_op:
-                _quietly(h, func, args, kwargs, result)
-        if w.views and args and isinstance(args[0], torch.Tensor) and args[0] in w.views:
-            for h in w.view_inplace:
-                _quietly(h, func, args, kwargs, result)
+        # until the program has a sparse tensor (every one it makes or reads comes out of a
+        # call seen here), no argument can be sparse: dense programs skip the scan
+        if w.seen_sparse:
+            if sparse_out or _sparse_in(args) or (kwargs and _sparse_in(kwargs.values())):
+                for h in w.sparse_op:
+                    _quietly(h, func, args, kwargs, result)
+            if w.follow:
+                for h in w.any_op:
+                    _quietly(h, func, args, kwargs, result)
+            if w.has_views and args and isinstance(args[0], torch.Tensor) and args[0] in w.views:
+                for h in w.view_inplace:
+                    _quietly(h, func, args, kwargs, result)
         handlers = w.after.get(func)
         if handlers:
             for h in handlers:
@@ -163,14 +169,17 @@ class _Mode(TorchFunctionMode):
         return result
 
 
+_STRIDED = torch.strided
+
+
 def _sparse_in(args) -> bool:
     for a in args:
         if isinstance(a, torch.Tensor):
-            if a.layout is not torch.strided:
+            if a.layout is not _STRIDED:
                 return True
         elif a.__class__ is list or a.__class__ is tuple:
             for b in a:
-                if isinstance(b, torch.Tensor) and b.layout is not torch.strided:
+                if isinstance(b, torch.Tensor) and b.layout is not _STRIDED:
                     return True
     return False
 

@@ -25,6 +25,7 @@ def install(session):
     def view(func, args, kwargs, result):
         if isinstance(result, torch.Tensor) and is_sparse(args[0]):
             watch.views[result] = (weakref.ref(args[0]), _VIEWS[func])
+            watch.has_views = True
 
     def functional(func, args, kwargs, result):
         position = 6 if func is F.embedding else 7

@@ -112,4 +112,39 @@ def install(session):
         return False
 
     watch.failed.append(failed)
+    _install_fallback(session)
     return lambda: None
+
+
+def _unique_messages() -> dict:
+    """Rule code -> (exception type, message) for the rules that raise at the line with a
+    message no other rule shares and that only sparse tensors give: an exception that starts
+    with it can only be that rule. A message that names an op (`Could not run 'aten::clamp_'`)
+    is the op's, whichever rule applies it to what; one that dense code gives too (`The size
+    of tensor a`, a leaf in-place) tells nothing."""
+    from ...rule import all_rules
+    by_message: dict = {}
+    for rule in all_rules():
+        kind, sep, message = rule.error.partition(": ")
+        sparse_only = any(w in message for w in ("sparse", "Sparse", "uncoalesced", "indices"))
+        if sep and rule.when == "line" and kind.isidentifier() and sparse_only \
+                and not message.startswith("Could not run"):
+            by_message.setdefault((kind, message.rstrip(".")), []).append(rule.code)
+    return {codes[0]: key for key, codes in by_message.items() if len(codes) == 1}
+
+
+def _install_fallback(session):
+    table = _unique_messages()
+
+    def fallback(func, args, kwargs, exc):
+        if inside("optim") or inside("autograd"):
+            return False
+        text = str(exc)
+        for code, (kind, message) in table.items():
+            if type(exc).__name__ == kind and text.startswith(message):
+                session.record(code, f"torch raises what {code} predicts: {text.splitlines()[0]}",
+                               frame=exception_frame(exc), when="line", raised=True)
+                return True
+        return False
+
+    session.watch.fallback.append(fallback)

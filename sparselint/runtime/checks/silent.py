@@ -9,14 +9,22 @@
 - SPL109: an in-place edit of a tensor that requires grad after a sparse tensor was built
   from it as its values (the sparse tensor's gradient uses the values before the edit);
 - SPL603: indices out of the size's bounds at construction (memory corruption follows).
+
+What a run does not see, at a cost it could pay: a `coalesce()` copy kept alive and never
+used is only judged when it dies (never, if it lives to the end); SPL109 is followed for
+values that are not leaves (a leaf's in-place edits are an optimizer's steps); SPL603 only
+for COO tensors built with an explicit size (without one, torch sizes them to fit); a
+per-entry edit through `.values()` cannot meet duplicates (`.values()` raises first, SPL001).
 """
 from __future__ import annotations
 
+import dis
 import weakref
 
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
+from ..session import user_frame
 from ..watch import evidence, here, is_sparse
 
 # in-place ops that act on each stored entry alike whatever the duplicates: scaling a
@@ -33,6 +41,19 @@ def _inplace_name(func) -> str:
     if (name.endswith("_") and not name.endswith("__")) or name.startswith("__i") or name == "__setitem__":
         return name
     return ""
+
+
+def _augmented() -> bool:
+    """Whether the user's line is running an augmented assignment (`x *= 2`) right now."""
+    frame = user_frame()
+    if frame is None:
+        return True
+    try:
+        return dis.opname[frame.f_code.co_code[frame.f_lasti]] in ("BINARY_OP", "INPLACE_MULTIPLY",
+                                                                  "INPLACE_ADD", "INPLACE_SUBTRACT",
+                                                                  "INPLACE_TRUE_DIVIDE")
+    except (IndexError, AttributeError):
+        return True
 
 
 def _coalesced_indices(t) -> bool:
@@ -57,6 +78,7 @@ def install(session):
     sources = WeakIdKeyDictionary()  # values that require grad -> (weak ref to the sparse tensor, place)
     copies = WeakIdKeyDictionary()   # `coalesce()` copy -> its state (see `coalesced`)
     pending: list = []
+    unused = [0]  # `coalesce()` copies not used yet: only then does every call look for them
     snapshots = WeakIdKeyDictionary()  # `.data` about to be edited -> its values, and its tensor's, before
 
     def forced_flag(func, args, kwargs):
@@ -89,10 +111,13 @@ def install(session):
             return
         state = {"used": False, "edited": None, "at": here()}
         copies[result] = state
+        unused[0] += 1
         watch.follow = True
         source = weakref.ref(original)
 
         def died():
+            if not state["used"]:
+                unused[0] -= 1
             if source() is None:
                 return
             if state["edited"] is not None:
@@ -106,18 +131,23 @@ def install(session):
 
     def any_op(func, args, kwargs, result):
         # everything after the fact: uses of `coalesce()` copies, edits of `.data`, of values
-        if copies:
+        if unused[0]:
             for a in list(args) + list(kwargs.values()):
-                if isinstance(a, torch.Tensor) and a in copies:
+                if isinstance(a, torch.Tensor) and a in copies and not copies[a]["used"]:
                     copies[a]["used"] = True
+                    unused[0] -= 1
         name = _inplace_name(func)
         if not name or not args or not isinstance(args[0], torch.Tensor):
             return
         target = args[0]
         if datas and target in datas:
-            # `p.grad.data *= 2` goes on to assign the result back through `.data` (and torch
-            # shows it as `mul_`): judged at the next call, once any assignment is made
-            pending.append((datas[target], target, name, snapshots.pop(target, None), here()))
+            check = (datas[target], target, name, snapshots.pop(target, None), here())
+            if _augmented():
+                # `p.grad.data *= 2` goes on to assign the result back through `.data` (torch
+                # shows it as `mul_`): judged at the next call, once any assignment is made
+                pending.append(check)
+            else:
+                _data_edit(session, *check)
         if sources and target in sources:
             ref, at = sources[target]
             if ref() is not None:

@@ -148,6 +148,11 @@ def test_without_torch_the_error_names_the_extra(programs):
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 2
     assert "pip install 'sparselint[runtime]'" in r.stderr and r.stdout == ""
+    code = ("import sys; sys.modules['torch'] = None\nfrom sparselint.cli import main\n"
+            "sys.argv = ['sparselint', 'run', '--', 'python', 'show.py']\nmain()\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=programs, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 2 and "sparselint: error: the run-time checker needs torch: pip install" in r.stderr
 
 
 @pytest.mark.parametrize("words", [["python", "hazard.py", "catch"], ["hazard.py", "catch"],

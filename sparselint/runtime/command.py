@@ -25,12 +25,6 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     start = os.getcwd()
     shown_report = report_path
     report_path = os.path.abspath(report_path) if report_path else None
-    out = None
-    if output_file:  # opened first: a path that cannot be written is known before the program runs
-        try:
-            out = open(output_file, "w", encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
     if report_path:  # its folder is made now, as `-o` makes one: the run's result must not be lost at the end
         folder = os.path.dirname(os.path.abspath(report_path))
         try:
@@ -49,6 +43,8 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
             raise UsageError(NO_TORCH) from None
         raise
     try:
+        # opened before the program runs: a path that cannot be written is known at once
+        out = _open_output(output_file)
         ended = runner.run(program)
     finally:
         session.__exit__(None, None, None)
@@ -74,6 +70,16 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     if ended.status != 0 or exit_zero:
         return ended.status
     return 1 if findings else 0
+
+
+def _open_output(path: Optional[str]):
+    """The `-o` stream, its folder made if missing, as `check -o` makes it."""
+    from ..cli_options import open_output
+    from ..config import ConfigError
+    try:
+        return open_output(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _save(path: str, session, command: list[str]) -> str:

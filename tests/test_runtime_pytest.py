@@ -86,6 +86,28 @@ def test_strict_fails_a_passing_session_with_findings(suite):
     assert r.returncode == 0 and "no hazards seen" in r.stdout
 
 
+FAILING = """import torch
+
+
+def test_values():
+    edges = torch.tensor([[0, 1], [1, 0]])
+    adj = torch.sparse_coo_tensor(edges, torch.ones(2), (2, 2))
+    adj.values()
+"""
+
+
+@pytest.mark.torch
+def test_a_test_that_hits_a_raising_hazard_fails_as_without_the_plugin(suite):
+    pytest.importorskip("torch")
+    (suite / "test_fail.py").write_text(FAILING)
+    r = pytest_run(suite, "--sparselint", "test_fail.py")
+    assert r.returncode == 1 and "1 failed" in r.stdout
+    failure = r.stdout[:r.stdout.index("sparselint run-time check")]
+    assert "test_fail.py:7: RuntimeError" in failure
+    assert "sparselint" not in failure  # the checker's frames are not the test's traceback
+    assert "test_fail.py:7:5: SPL001" in r.stdout
+
+
 @pytest.mark.torch
 def test_xdist_workers_send_their_findings_to_the_controller(suite):
     pytest.importorskip("torch")

@@ -52,6 +52,7 @@ class Checker:
                     from .command import NO_TORCH
                     raise pytest.UsageError(f"--sparselint: {NO_TORCH}") from None
                 raise
+            _hide_checker_frames()
             if config.option.sparselint_report and not worker:
                 # saved at each new finding too: a session that dies keeps what it saw
                 self.session.on_new_finding = self._save
@@ -115,3 +116,14 @@ class Checker:
 
     def pytest_unconfigure(self, config):
         self._stop()
+
+
+def _hide_checker_frames() -> None:
+    """A test failing on a raising hazard shows its traceback as without the plugin: pytest
+    leaves out the frames of modules whose globals say `__tracebackhide__` (the torch mode's
+    `__torch_function__` sits between the test's call and torch's raise)."""
+    import sys
+    package = __name__.rsplit(".", 1)[0] + "."
+    for name, module in list(sys.modules.items()):
+        if name.startswith(package) and module is not None and name != __name__:
+            module.__tracebackhide__ = True

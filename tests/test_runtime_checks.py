@@ -182,3 +182,19 @@ def test_the_fixture_runner_saves_the_report_when_the_script_raises(tmp_path):
     assert run.returncode == 1 and "Cannot get indices on an uncoalesced tensor" in run.stderr
     [d] = report.load(str(out))
     assert (d.code, d.line, d.path) == ("SPL001", 4, str(script))
+
+
+def test_the_fresh_interpreter_runner_saves_the_report_too(tmp_path, monkeypatch):
+    """Where fork is not used (SPARSELINT_FORK_RUNNER=0), the script runs in a new
+    interpreter under the checker, and the report is the same."""
+    from sparselint.runtime import report
+    from sparselint.testing import run_script_under_checker
+    monkeypatch.setenv("SPARSELINT_FORK_RUNNER", "0")
+    script = tmp_path / "prog.py"
+    script.write_text("import torch\nemb = torch.nn.Embedding(4, 2, sparse=True)\n"
+                      "emb(torch.tensor([1, 1])).sum().backward()\nemb.weight.grad.clamp_(-1, 1)\n")
+    out = tmp_path / "run.json"
+    run = run_script_under_checker(str(script), str(out))
+    assert run.returncode == 1 and "aten::clamp_" in run.stderr
+    [d] = report.load(str(out))
+    assert (d.code, d.line, [e.line for e in d.evidence]) == ("SPL302", 4, [2])

@@ -1,13 +1,14 @@
 """The one torch function mode a Session pushes, and the table the checks fill in.
 
-Every torch call of the program passes through `__torch_function__`; a dense op pays one
-dict lookup and a `try`. Checks register, per torch function object, what to look at
+Every torch call of the program passes through `__torch_function__`; until the program
+has a sparse tensor, a call pays a dict lookup, a `try` and a layout test of its result. Checks register, per torch function object, what to look at
 before and after the call, and what to make of an exception coming out of any call. Torch
 turns the mode off while `__torch_function__` runs, so torch calls a check makes do not
 come back here. A check never changes a result nor swallows an exception: handlers run
 inside `_quietly`, and an exception from the op is re-raised as the same object."""
 from __future__ import annotations
 
+import collections
 import os
 import sys
 
@@ -25,7 +26,6 @@ class Watch:
         self.after: dict = {}
         self.failed: list = []      # handler(func, args, kwargs, exc) -> True when it recorded
         self.fallback: list = []    # tried after every `failed` handler declined
-        self.sparse_made: list = []  # handler(func, args, kwargs, result) for each new sparse result
         # handler(func, args, kwargs, result) for each call with a sparse tensor in or out
         self.sparse_op: list = []
         # handler(func, args, kwargs, result) for every call, once a check asks for them (`any_op`
@@ -40,7 +40,9 @@ class Watch:
         self.grads = WeakIdKeyDictionary()  # a `.grad` read (sparse, or of a sparse parameter) -> its parameter
         self.grad_maker = WeakIdKeyDictionary()  # parameter -> (place, what gives it sparse gradients)
         self.dense_grad = WeakIdKeyDictionary()  # sparse leaf -> where an op gave it a dense gradient
-        self.value_edits: list = []  # (place, accessor) of in-place edits of `.values()`
+        # (place, accessor) of the latest in-place edits of `.values()` (bounded: a training loop
+        # edits every step)
+        self.value_edits = collections.deque(maxlen=16)
         self.modules = WeakIdKeyDictionary()  # sparse-gradient embedding module -> where it was built
         self.follow = False  # set once something `any_op` handlers follow exists
         self.seen_sparse = False  # set at the first sparse tensor a call gives
@@ -206,8 +208,6 @@ def _made_sparse(w: Watch, func, args, kwargs, result) -> None:
         frame = user_frame()
         if frame is not None:
             w.built[result] = place(frame)
-    for h in w.sparse_made:
-        _quietly(h, func, args, kwargs, result)
 
 
 def _quietly(handler, *args):

@@ -7,6 +7,8 @@ sparse tensors and of their `.values()` are kept with their line, for the "modif
 inplace operation" family."""
 from __future__ import annotations
 
+import collections
+
 import torch
 
 from ..session import _is_ours_or_torch
@@ -31,10 +33,11 @@ def _inplace(func) -> bool:
 
 def install(session):
     watch = session.watch
-    trail: list = []       # (place, compressed leaf in) of the sparse nodes backward reached
-    edits: list = []       # (place, code) of in-place edits of sparse data that autograd tracks
-    cuts: list = []        # places of `._values()` of a sparse tensor that requires grad
-    freq: list = []        # places of `nn.Embedding(sparse=True, scale_grad_by_freq=True)`
+    # bounded, as a training loop adds to them at every step: only the latest ones can explain
+    # a failure
+    trail = collections.deque(maxlen=8)   # (place, compressed leaf in) of the sparse nodes backward reached
+    edits = collections.deque(maxlen=16)  # (place, code) of in-place edits of sparse data
+    cuts = collections.deque(maxlen=8)    # places of `._values()` of a sparse tensor that requires grad
 
     def sparse_op(func, args, kwargs, result):
         if _inplace(func) and is_sparse(args[0]) and func.__name__ != "_coalesced_":
@@ -155,7 +158,7 @@ def _classify(exc, trail, edits, cuts, watch):
         return "SPL508", "`scale_grad_by_freq=True` with sparse gradients fails in backward", links
     if text.startswith("element 0 of tensors does not require grad") and cuts:
         return "SPL203", "backward finds no graph: `._values()` cut the gradient", \
-            tuple(e for at in cuts[-3:] for e in evidence(at, "`._values()` gives a tensor outside the graph"))
+            tuple(e for at in list(cuts)[-3:] for e in evidence(at, "`._values()` gives a tensor outside the graph"))
     if not trail or not isinstance(exc, (RuntimeError, NotImplementedError)):
         return None
     if text.startswith("Trying to backward through the graph a second time"):

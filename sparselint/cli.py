@@ -260,6 +260,10 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     diagnostics = list(unique.values())
     if run_findings is not None:
         diagnostics = _merge_run(diagnostics, run_findings, [r.path for r in results], resolver, flags)
+        from .runtime.merge import changed_since
+        for path in changed_since(runtime_report, run_findings, [r.path for r in results]):
+            click.echo(f"sparselint: warning: {path} changed after the run-time report {runtime_report} was "
+                       f"written: the run's lines may have moved", err=True)
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout

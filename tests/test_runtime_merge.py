@@ -118,6 +118,15 @@ def test_setting_in_pyproject_is_relative_to_its_folder(project):
     assert r.returncode == 0 and "sparselint run --report" in r.stdout
 
 
+def test_a_file_edited_after_the_run_is_warned_of(project):
+    r = check(project, "--runtime-report", "run.json")
+    assert "changed after the run-time report" not in r.stderr
+    later = os.stat(project / "run.json").st_mtime + 10
+    os.utime(project / "prog.py", (later, later))
+    r = check(project, "--runtime-report", "run.json")
+    assert "sparselint: warning: prog.py changed after the run-time report run.json was written" in r.stderr
+
+
 def test_missing_or_invalid_report_is_a_usage_error(project):
     r = check(project, "--runtime-report", "nothere.json")
     assert r.returncode == 2 and "cannot read run-time report nothere.json" in r.stderr

@@ -102,6 +102,24 @@ def not_suppressed_in(text: str, d: Diagnostic) -> bool:
     return not s.suppresses(d.code, s.directive_line(d.line))
 
 
+def changed_since(report_path: str, run: list[Diagnostic], checked: Iterable[str]) -> list[str]:
+    """The checked files the run saw something in that were written after the report: the
+    run's lines may no longer be theirs."""
+    try:
+        written = os.stat(report_path).st_mtime_ns
+    except OSError:
+        return []
+    seen = {_real(d.path) for d in run}
+    out = []
+    for path in checked:
+        try:
+            if _real(path) in seen and os.stat(path).st_mtime_ns > written:
+                out.append(path)
+        except OSError:
+            pass
+    return out
+
+
 def summary(diagnostics: list[Diagnostic], report_path: str) -> str:
     confirmed = sum(1 for d in diagnostics if d.runtime == "confirmed")
     only = sum(1 for d in diagnostics if d.runtime == "run-only")

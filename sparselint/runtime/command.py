@@ -35,7 +35,9 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     if report_path:
         # saved again at each new finding: a run that dies (os._exit, a crash in torch's C++)
         # keeps what it saw up to then
-        session.on_new_finding = lambda: _save(report_path, session, program.command)
+        # (not by a forked child, a DataLoader worker: the report is this process's)
+        pid = os.getpid()
+        session.on_new_finding = lambda: os.getpid() == pid and _save(report_path, session, program.command)
     try:
         session.__enter__()
     except ImportError as exc:

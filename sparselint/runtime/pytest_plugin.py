@@ -10,6 +10,8 @@ default, as it is the static findings that gate a change. Under pytest-xdist eac
 its own checker and sends its findings to the controller, which lists them once."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 _WORKER_KEY = "sparselint_runtime"
@@ -56,9 +58,11 @@ class Checker:
             if config.option.sparselint_report and not worker:
                 # saved at each new finding too: a session that dies keeps what it saw
                 self.session.on_new_finding = self._save
+                self._pid = os.getpid()  # a forked child (a DataLoader worker) writes no report
 
     def _save(self) -> None:
-        import os
+        if os.getpid() != getattr(self, "_pid", os.getpid()):
+            return
         from .command import _torch_version
         from .report import save
         path = os.path.join(str(self.config.invocation_params.dir), self.config.option.sparselint_report)

@@ -54,6 +54,7 @@ def test_without_the_option_the_plugin_is_inert_and_never_imports_torch(suite):
     assert "sparselint" not in r.stdout
     assert "--sparselint" in pytest_run(suite, "--help").stdout
     # the same test, under the checker, sees torch: the check above can fail
+    pytest.importorskip("torch")
     assert pytest_run(suite, "--sparselint", "test_plain.py").returncode == 1
 
 
@@ -126,5 +127,6 @@ def test_entry_point_is_declared_and_loads_the_plugin(suite):
     installed = [ep for ep in metadata.entry_points(group="pytest11") if ep.name == "sparselint"]
     if not installed:
         pytest.skip("this environment's sparselint metadata predates the entry point (pip install -e .)")
+    pytest.importorskip("torch")
     r = pytest_run(suite, "--sparselint", "test_plain.py", plugin=[])
     assert r.returncode == 1 and "sparselint run-time check" in r.stdout

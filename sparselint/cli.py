@@ -264,6 +264,11 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         for path in changed_since(runtime_report, run_findings, [r.path for r in results]):
             click.echo(f"sparselint: warning: {path} changed after the run-time report {runtime_report} was "
                        f"written: the run's lines may have moved", err=True)
+        named = {d.path for d in run_findings}
+        if named and not any(os.path.exists(p) for p in named):
+            # the report names files by absolute path: one written in another checkout matches nothing
+            click.echo(f"sparselint: warning: none of the {len(named)} files the run-time report {runtime_report} "
+                       f"names exists here (was it written in another checkout?)", err=True)
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout

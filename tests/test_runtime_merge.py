@@ -127,6 +127,17 @@ def test_a_file_edited_after_the_run_is_warned_of(project):
     assert "sparselint: warning: prog.py changed after the run-time report run.json was written" in r.stderr
 
 
+def test_a_report_of_another_checkout_is_warned_of(project):
+    data = json.loads((project / "run.json").read_text())
+    for f in data["findings"]:
+        f["path"] = "/elsewhere/checkout/prog.py"
+    (project / "other.json").write_text(json.dumps(data))
+    r = check(project, "--runtime-report", "other.json")
+    assert "none of the 1 files the run-time report other.json names exists here" in r.stderr
+    assert "[confirmed at run time]" not in r.stdout
+    assert "names exists here" not in check(project, "--runtime-report", "run.json").stderr
+
+
 def test_missing_or_invalid_report_is_a_usage_error(project):
     r = check(project, "--runtime-report", "nothere.json")
     assert r.returncode == 2 and "cannot read run-time report nothere.json" in r.stderr

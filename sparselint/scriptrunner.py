@@ -204,6 +204,10 @@ def serve() -> None:
     # Building any optimizer imports torch._dynamo (800 modules, about 3.5 s of CPU): done
     # here once, a training program's child costs what a tensor program's does.
     import torch._dynamo  # noqa: F401
+    # What a run under the run-time checker imports (its checks, the rules' table of codes,
+    # about 0.25 s of CPU): once here too, not in each child.
+    from .runtime import hooks
+    hooks.preload()
     reply = sys.stdout
     print("ready", file=reply, flush=True)
     for line in sys.stdin:

@@ -198,3 +198,21 @@ def test_the_fresh_interpreter_runner_saves_the_report_too(tmp_path, monkeypatch
     assert run.returncode == 1 and "aten::clamp_" in run.stderr
     [d] = report.load(str(out))
     assert (d.code, d.line, [e.line for e in d.evidence]) == ("SPL302", 4, [2])
+
+
+def test_an_error_in_a_closure_given_to_step_is_the_users(tmp_path):
+    """Errors inside `optimizer.step()` belong to the step check, except in the closure the
+    user gave it, which is the user's own code again."""
+    session, raised, path = run_under_session(tmp_path, """\
+        import torch
+        w = torch.nn.Parameter(torch.ones(3))
+        adj = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2), (3, 3))
+        opt = torch.optim.SGD([w], lr=0.1)
+        def closure():
+            opt.zero_grad()
+            loss = (adj + torch.eye(3)).sum() * w.sum()
+            return loss
+        opt.step(closure)
+    """)
+    assert str(raised).startswith("add(sparse, dense) is not supported")
+    assert [(d.code, d.line) for d in session.findings()] == [("SPL501", 7)]

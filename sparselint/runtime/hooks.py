@@ -16,13 +16,27 @@ class Installed:
             undo()
 
 
-def install(session) -> Installed:
+def _check_modules():
     from . import checks
+    for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
+        yield importlib.import_module(f"{checks.__name__}.{info.name}")
+
+
+def preload() -> None:
+    """Import the checks and the rules' table, for a process that forks the runs (the
+    fixture runner's server): nothing is installed."""
+    from ..rule import rule_index
+    rule_index()
+    for module in _check_modules():
+        if hasattr(module, "preload"):
+            module.preload()
+
+
+def install(session) -> Installed:
     from .watch import Watch, push
     session.watch = Watch(session)
     undo = []
-    for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{checks.__name__}.{info.name}")
+    for module in _check_modules():
         undo.append(module.install(session))
     undo.append(push(session.watch))
     return Installed(undo)

@@ -191,14 +191,18 @@ def is_sparse(t) -> bool:
 
 
 def inside(*parts: str) -> bool:
-    """Whether a frame of torch's own files named by `parts` (e.g. "optim") is running now:
-    an exception there belongs to the check that watches that torch function."""
+    """Whether the call was made by torch's own files named by `parts` (e.g. "optim") on the
+    user's behalf: a frame of theirs runs between the call and the user's innermost frame
+    (a closure the user gave `step()` is the user's again). An exception there belongs to
+    the check that watches that torch function."""
     frame = sys._getframe(1)
     needles = tuple(os.sep + "torch" + os.sep + p for p in parts)
     while frame is not None:
         name = frame.f_code.co_filename
         if any(n in name for n in needles):
             return True
+        if not _is_ours_or_torch(name):
+            return False
         frame = frame.f_back
     return False
 

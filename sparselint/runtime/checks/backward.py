@@ -13,7 +13,7 @@ import torch
 
 from ..session import _is_ours_or_torch
 from ..watch import evidence, here, is_sparse
-from .raising import _COULD_NOT_RUN
+from .raising import _COULD_NOT_RUN, _NOT_FOR_SPARSE
 
 _KEY = "sparselint"
 _BACKWARD = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
@@ -108,8 +108,16 @@ def _classify_inner(exc, frame):
     text = str(exc)
     if text.startswith(("Cannot get values on an uncoalesced tensor", "Cannot get indices on an uncoalesced tensor")):
         return "SPL001", f"`.{text.split()[2]}()` on an uncoalesced sparse tensor raises (in code autograd runs)"
-    if _COULD_NOT_RUN.search(text) and frame.f_code.co_name != "backward":
-        return "SPL304", "a gradient hook applies an op that sparse gradients do not support"
+    custom_backward = frame.f_code.co_name == "backward" and "ctx" in frame.f_locals
+    if not custom_backward:
+        if _COULD_NOT_RUN.search(text):
+            return "SPL304", "a gradient hook applies an op that sparse gradients do not support"
+        return None
+    # a custom `autograd.Function`'s backward is the user's code at the line, run by autograd
+    if text.startswith("add(sparse, dense) is not supported"):
+        return "SPL501", "sparse + dense raises (in a custom backward)"
+    if _COULD_NOT_RUN.search(text) or _NOT_FOR_SPARSE.search(text):
+        return "SPL503", "an op not implemented for sparse tensors (in a custom backward)"
     return None
 
 

@@ -6,6 +6,7 @@ recorded under none; the last resort is a rule whose own `error` message the exc
 starts with, when that message is the rule's alone."""
 from __future__ import annotations
 
+import functools
 import re
 
 import torch
@@ -116,6 +117,7 @@ def install(session):
     return lambda: None
 
 
+@functools.lru_cache(maxsize=None)
 def _unique_messages() -> dict:
     """Rule code -> (exception type, message) for the rules that raise at the line with a
     message no other rule shares and that only sparse tensors give: an exception that starts
@@ -131,6 +133,11 @@ def _unique_messages() -> dict:
                 and not message.startswith("Could not run"):
             by_message.setdefault((kind, message.rstrip(".")), []).append(rule.code)
     return {codes[0]: key for key, codes in by_message.items() if len(codes) == 1}
+
+
+def preload() -> None:
+    """The rules' messages, read once in a process that forks the runs."""
+    _unique_messages()
 
 
 def _install_fallback(session):

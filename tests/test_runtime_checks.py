@@ -216,3 +216,18 @@ def test_an_error_in_a_closure_given_to_step_is_the_users(tmp_path):
     """)
     assert str(raised).startswith("add(sparse, dense) is not supported")
     assert [(d.code, d.line) for d in session.findings()] == [("SPL501", 7)]
+
+
+def test_a_check_that_fails_to_install_leaves_torch_as_it_was(monkeypatch):
+    import torch.optim
+    from sparselint.runtime.checks import silent
+    before = (torch.optim.Optimizer.__init__, torch.nn.Embedding.__init__)
+
+    def broken(session):
+        raise RuntimeError("cannot install")
+    monkeypatch.setattr(silent, "install", broken)
+    with pytest.raises(RuntimeError, match="cannot install"):
+        with Session():
+            pass
+    assert (torch.optim.Optimizer.__init__, torch.nn.Embedding.__init__) == before
+    assert not torch.overrides._is_torch_function_mode_enabled()

@@ -36,7 +36,11 @@ def install(session) -> Installed:
     from .watch import Watch, push
     session.watch = Watch(session)
     undo = []
-    for module in _check_modules():
-        undo.append(module.install(session))
-    undo.append(push(session.watch))
+    try:
+        for module in _check_modules():
+            undo.append(module.install(session))
+        undo.append(push(session.watch))
+    except BaseException:
+        Installed(undo).uninstall()  # torch as it was, whatever failed
+        raise
     return Installed(undo)

@@ -87,6 +87,9 @@ def cli() -> None:
 @click.option("--extend-per-file-ignores", multiple=True,
               help="Like --per-file-ignores, on top of the configured ones.")
 @click.option("-w", "--watch", is_flag=True, help="Check again whenever a file changes (polling; Ctrl-C stops).")
+@click.option("--runtime-report", default=None, metavar="FILE",
+              help="A report of `sparselint run --report FILE`: mark the findings the run saw as confirmed, and "
+                   "list what it saw in the checked files that no finding matches.")
 def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_format, statistics,
           exit_zero, stdin_filename, quiet, jobs, no_cache, cache_dir, config_path, force_exclude,
           respect_gitignore, show_settings, show_fixes, add_noqa, file_timeout, **more):
@@ -128,6 +131,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
     # configuration (or --config), as in ruff.
     run_config = resolver.for_dir(os.getcwd())
     output_format = output_format or run_config.output_format or "concise"
+    runtime_report = more["runtime_report"] or run_config.runtime_report
+    run_findings = _run_findings(runtime_report) if runtime_report else None
     if show_settings:
         first = stdin_filename if from_stdin and stdin_filename else paths[0] if not from_stdin else "."
         file_config = resolver.for_dir(first) if os.path.isdir(first) else resolver.for_file(first)
@@ -139,6 +144,7 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                      "api_entry_points"):
             click.echo(f"{name.replace('_', '-')}: {getattr(settings, name)!r}")
         click.echo(f"exclude: {excludes!r}\nrespect-gitignore: {flags.gitignore(file_config)}\noutput-format: {output_format}")
+        click.echo(f"runtime-report: {runtime_report or ''}")
         return
     results, sources, errors = [], {}, []
     fixing = False  # whether any file's settings write fixes
@@ -252,6 +258,17 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         if key not in unique or (unique[key].fix is None and d.fix is not None):
             unique[key] = d
     diagnostics = list(unique.values())
+    if run_findings is not None:
+        diagnostics = _merge_run(diagnostics, run_findings, [r.path for r in results], resolver, flags)
+        from .runtime.merge import changed_since
+        for path in changed_since(runtime_report, run_findings, [r.path for r in results]):
+            click.echo(f"sparselint: warning: {path} changed after the run-time report {runtime_report} was "
+                       f"written: the run's lines may have moved", err=True)
+        named = {d.path for d in run_findings}
+        if named and not any(os.path.exists(p) for p in named):
+            # the report names files by absolute path: one written in another checkout matches nothing
+            click.echo(f"sparselint: warning: none of the {len(named)} files the run-time report {runtime_report} "
+                       f"names exists here (was it written in another checkout?)", err=True)
     fixed = sum(r.fixes_applied for r in results)
     # With --diff, or --fix on stdin, the code is the output and findings go to stderr.
     out = sys.stderr if diff or (fixing and from_stdin) else sys.stdout
@@ -285,6 +302,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
             hidden = sum(1 for r in results for d in r.diagnostics if d.fix is not None and not d.fix.safe)
         click.echo(output.summary(len(diagnostics), 0 if fixing else fixable, fixed,
                                   hidden=hidden, would=diff, fix_only=fix_only), file=out)
+        if run_findings is not None and not fix_only:
+            from .runtime.merge import summary
+            click.echo(summary(diagnostics, runtime_report), file=out)
     if output_file is not None:
         output_file.close()
     for e in errors:
@@ -339,6 +359,30 @@ class _Flags:
 
     def gitignore(self, cfg: pyproject.FileConfig) -> bool:
         return cfg.respect_gitignore if self.respect_gitignore is None else self.respect_gitignore
+
+
+def _run_findings(path: str) -> list:
+    """The findings of a run-time report (no torch needed); a bad file is a usage error."""
+    from .runtime.merge import load
+    from .runtime.report import ReportError
+    try:
+        return load(path)
+    except ReportError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _merge_run(diagnostics: list, run_findings: list, checked: list, resolver, flags: _Flags) -> list:
+    """The static findings marked by the run, and what it alone saw in the checked files, kept
+    only where the file's rules are selected and no `# noqa` covers the line."""
+    from .config import resolve_codes
+    from .runtime.merge import merge, not_suppressed
+
+    def selected(path, d) -> bool:
+        st = flags.settings(resolver.for_file(path))
+        codes = resolve_codes(st.select, (*st.ignore, *st.ignored_for(path)), st.extend_select)
+        return d.code in codes and not_suppressed(path, d)
+
+    return merge(diagnostics, run_findings, checked, selected)
 
 
 def _scope(cfg: pyproject.FileConfig, flags: _Flags) -> Scope:
@@ -422,6 +466,32 @@ def clean(cache_dir):
     from .commands import clean as remove
     for path in remove(os.getcwd(), cache_dir or os.environ.get("SPARSELINT_CACHE_DIR")):
         click.echo(f"Removing cache at: {path}")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--report", "report_path", default=None, metavar="FILE",
+              help="Write what the run saw to FILE, for `sparselint check --runtime-report FILE`.")
+@click.option("--output-format", type=click.Choice(output.FORMATS), default=None,
+              help="How the findings are printed, as for `check` (default: `output-format` of the configuration, "
+                   "else concise).")
+@click.option("-o", "--output-file", default=None, help="Print the findings to this file instead of stderr.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 when the program succeeds, even if hazards were seen.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+def run(report_path, output_format, output_file, exit_zero, command):
+    """Run a program under the run-time checker: `sparselint run -- python train.py ARGS`
+    (or `-- python -m pkg ARGS`, `-- train.py ARGS`). The program runs in this interpreter,
+    as python would run it; the hazards it saw are printed on stderr when it ends (needs
+    `pip install 'sparselint[runtime]'`). Exit status: the program's own when it fails, else 1
+    if a hazard was seen, 0 if none."""
+    from .runtime.command import execute
+    from .runtime.runner import UsageError, parse_command
+    try:
+        program = parse_command(list(command))
+        status = execute(program, report_path=report_path, output_format=output_format, exit_zero=exit_zero,
+                         output_file=output_file)
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
+    sys.exit(status)
 
 
 @cli.command()

@@ -30,6 +30,9 @@ SETTINGS = {
     "fix": ("bool", "false", "Apply safe fixes in place, as `--fix` does."),
     "unsafe-fixes": ("bool", "false", "Also apply fixes that may change behaviour."),
     "output-format": ("str", '"concise"', "How findings are printed (see `--output-format`)."),
+    "runtime-report": ("str", '""', "A report written by `sparselint run --report FILE` (relative to this file's "
+                       "folder): findings the run saw are marked confirmed, and what it alone saw in the checked "
+                       "files is listed, as `--runtime-report` does; the language server marks them too."),
 }
 
 

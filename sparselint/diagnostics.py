@@ -72,6 +72,15 @@ class Diagnostic:
     suggestion: str = ""
     when: str = ""
     cell: Optional[int] = None  # notebook cell (1-based); line and column are then in the cell
+    # what a run-time report (`check --runtime-report`) says of it: "confirmed" (the run saw
+    # it), "not-seen", "run-only" (the run saw it, the static pass did not); "": no report
+    runtime: str = ""
+
+    @property
+    def shown_message(self) -> str:
+        """The message with the run-time report's word on it, for formats that carry text only."""
+        mark = RUNTIME_MARKS.get(self.runtime)
+        return f"{self.message} {mark}" if mark else self.message
 
     def sort_key(self):
         return (self.path, self.cell or 0, self.line, self.column, self.code)
@@ -105,7 +114,10 @@ class Diagnostic:
             "suggestion": self.suggestion,
             "fix": fix,
             "evidence": [e.to_json() for e in self.evidence],
-        }
+        } | ({"runtime": self.runtime} if self.runtime else {})
+
+
+RUNTIME_MARKS = {"confirmed": "[confirmed at run time]", "run-only": "[seen at run time only]"}
 
 
 # Codes the engine itself emits about a file it could not check; they are not rules and

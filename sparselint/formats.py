@@ -24,7 +24,7 @@ def pylint(diagnostics: list[Diagnostic]) -> str:
     out = []
     for d in diagnostics:
         line = f"cell {d.cell}:{d.line}" if d.cell is not None else str(d.line)
-        out.append(f"{d.path}:{line}: [{d.code}] {d.message}")
+        out.append(f"{d.path}:{line}: [{d.code}] {d.shown_message}")
     return "\n".join(out)
 
 
@@ -44,7 +44,7 @@ def grouped(diagnostics: list[Diagnostic], color: bool = False) -> str:
         for line, column, d in rows:
             mark = "[*] " if d.fix is not None and d.fix.safe else ""
             code = f"\x1b[1;31m{d.code}\x1b[0m" if color else d.code
-            lines.append(f"  {line:>{lw}}:{column:<{cw}} {code} {mark}{d.message}")
+            lines.append(f"  {line:>{lw}}:{column:<{cw}} {code} {mark}{d.shown_message}")
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -62,7 +62,7 @@ def azure(diagnostics: list[Diagnostic]) -> str:
         if d.cell is None:
             props += [f"linenumber={d.line}", f"columnnumber={d.column}"]
         props.append(f"code={d.code}")
-        out.append(f"##vso[task.logissue {';'.join(props)};]{_azure_escape(_where(d) + d.message)}")
+        out.append(f"##vso[task.logissue {';'.join(props)};]{_azure_escape(_where(d) + d.shown_message)}")
     return "\n".join(out)
 
 
@@ -77,7 +77,7 @@ def rdjson(diagnostics: list[Diagnostic]) -> dict:
         location: dict = {"path": d.path}
         if d.cell is None:
             location["range"] = _range((d.line, d.column), (d.end_line, d.end_column))
-        item = {"message": _where(d) + d.message, "location": location, "severity": "ERROR",
+        item = {"message": _where(d) + d.shown_message, "location": location, "severity": "ERROR",
                 "code": {"value": d.code}}
         if d.fix is not None and d.cell is None:
             item["suggestions"] = [{"range": _range(e.start, e.end), "text": e.text} for e in d.fix.edits]
@@ -108,7 +108,7 @@ def junit(diagnostics: list[Diagnostic]) -> str:
                 attrs.update(line=str(d.line), column=str(d.column))
             case = ET.SubElement(suite, "testcase", **attrs)
             where = f"cell {d.cell}, " if d.cell is not None else ""
-            failure = ET.SubElement(case, "failure", message=d.message)
-            failure.text = f"{where}line {d.line}, col {d.column}, {d.message}"
+            failure = ET.SubElement(case, "failure", message=d.shown_message)
+            failure.text = f"{where}line {d.line}, col {d.column}, {d.shown_message}"
     ET.indent(root, space="    ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

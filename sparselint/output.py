@@ -24,8 +24,8 @@ def location(d: Diagnostic) -> str:
 def concise(d: Diagnostic, color: bool = False) -> str:
     mark = " [*]" if d.fix is not None and d.fix.safe else ""
     if color:
-        return f"\x1b[1m{location(d)}\x1b[0m: \x1b[1;31m{d.code}\x1b[0m{mark} {d.message}"
-    return f"{location(d)}: {d.code}{mark} {d.message}"
+        return f"\x1b[1m{location(d)}\x1b[0m: \x1b[1;31m{d.code}\x1b[0m{mark} {d.shown_message}"
+    return f"{location(d)}: {d.code}{mark} {d.shown_message}"
 
 
 def use_color(stream) -> bool:
@@ -135,9 +135,9 @@ def github(d: Diagnostic) -> str:
         # and its title and message the cell and line.
         where = f"cell {d.cell}, line {d.line}"
         return (f"::error title={prop('sparselint (' + d.code + ') at ' + where)},file={prop(d.path)}"
-                f"::{esc(where + ': ' + d.code + ' ' + d.message)}")
+                f"::{esc(where + ': ' + d.code + ' ' + d.shown_message)}")
     return (f"::error title={prop('sparselint (' + d.code + ')')},file={prop(d.path)},line={d.line},"
-            f"col={d.column},endLine={d.end_line},endColumn={d.end_column}::{esc(d.code + ' ' + d.message)}")
+            f"col={d.column},endLine={d.end_line},endColumn={d.end_column}::{esc(d.code + ' ' + d.shown_message)}")
 
 
 def _uri(path: str) -> str:
@@ -190,9 +190,11 @@ def sarif(diagnostics: list[Diagnostic]) -> dict:
         result = {
             "ruleId": d.code,
             "level": "error",
-            "message": {"text": where + d.message},
+            "message": {"text": where + d.shown_message},
             "locations": [location],
         }
+        if d.runtime:
+            result["properties"] = {"runtime": d.runtime}
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.evidence:
@@ -235,7 +237,7 @@ def gitlab(diagnostics: list[Diagnostic]) -> list:
         # GitLab needs a line of the file; a cell's line is not one, so the notebook's first
         # line carries it and the description says where.
         lines = {"begin": d.line, "end": d.end_line} if d.cell is None else {"begin": 1, "end": 1}
-        out.append({"description": f"{where}{d.code} {d.message}", "check_name": d.code,
+        out.append({"description": f"{where}{d.code} {d.shown_message}", "check_name": d.code,
                     "fingerprint": hashlib.sha256(key).hexdigest(), "severity": "major",
                     "location": {"path": d.path, "lines": lines}})
     return out

@@ -16,6 +16,7 @@ from .config import ConfigError, check_selectors
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
     "respect-gitignore", "target-torch-version", "fix", "unsafe-fixes", "output-format", "api-entry-points",
+    "runtime-report",
 }
 
 
@@ -34,6 +35,7 @@ class FileConfig:
     fix: bool = False
     unsafe_fixes: bool = False
     output_format: Optional[str] = None
+    runtime_report: Optional[str] = None  # absolute: a relative path is the configuration folder's
 
     @property
     def root(self) -> str:
@@ -190,6 +192,11 @@ def _apply(cfg: FileConfig, table: dict) -> FileConfig:
         if fmt not in FORMATS:
             raise ConfigError(f"[tool.sparselint] `output-format` must be one of {', '.join(FORMATS)}")
         cfg.output_format = fmt
+    report = table.get("runtime-report")
+    if report is not None:
+        if not isinstance(report, str) or not report:
+            raise ConfigError("[tool.sparselint] `runtime-report` must be the path of a run-time report")
+        cfg.runtime_report = os.path.join(cfg.root, report)
     return cfg
 
 
@@ -225,6 +232,9 @@ def config_arguments(values) -> tuple[Optional[str], dict]:
         if table is None:
             raise ConfigError(f"--config: `{value}` is neither a file nor a TOML `KEY = VALUE` setting "
                               f"(such as --config \"select = ['SPL0']\")")
+        if isinstance(table.get("runtime-report"), str) and table["runtime-report"]:
+            # a path given on the command line is the current folder's, whatever file it overlays
+            table["runtime-report"] = os.path.abspath(table["runtime-report"])
         try:
             _apply(FileConfig(), table)  # refuse a bad value here, naming --config
         except ConfigError as exc:

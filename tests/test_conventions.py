@@ -77,7 +77,8 @@ def test_version_config_and_clean_are_commands_not_paths(cli, tmp_path):
     r = cli("config", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.split() == [
         "select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude",
-        "respect-gitignore", "target-torch-version", "api-entry-points", "fix", "unsafe-fixes", "output-format"]
+        "respect-gitignore", "target-torch-version", "api-entry-points", "fix", "unsafe-fixes", "output-format",
+        "runtime-report"]
     from sparselint.pyproject import KNOWN_KEYS
     assert set(r.stdout.split()) == KNOWN_KEYS
     r = cli("config", "select", cwd=tmp_path)

@@ -395,7 +395,7 @@ def test_model_changed_on_disk_rechecks_through_file_watching(tmp_path):
             (reg,) = [r for p in s.registrations for r in p.registrations]
             assert reg.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
             globs = {w["globPattern"] for w in reg.register_options["watchers"]}
-            assert globs == {"**/*.py", "**/pyproject.toml"}
+            assert globs == {"**/*.py", "**/pyproject.toml", "**/*.json"}
             # A checkout rewrites model.py on disk; the editor does not have it open.
             model_path.write_text(model_path.read_text().replace("sparse=True", "sparse=False"))
             s.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[

@@ -86,7 +86,7 @@ def to_lsp(d: Diagnostic, placer: Placer) -> Optional[tuple[str, lsp.Diagnostic]
     document calls, at the last place of this document that leads there (usually the call),
     with the module's line named in the message and linked as related information."""
     name = placer.source.name
-    message = d.message
+    message = d.shown_message  # with a run-time report: "[confirmed at run time]", ...
     related = []
     if d.path == name:
         placed = placer.range(d.line, d.column, d.end_line, d.end_column)
@@ -126,7 +126,8 @@ def to_lsp(d: Diagnostic, placer: Placer) -> Optional[tuple[str, lsp.Diagnostic]
         source=SOURCE,
         related_information=related or None,
         tags=[lsp.DiagnosticTag.Unnecessary] if d.code == UNUSED_NOQA[0] else None,
-        data={"name": d.name, "fix": d.fix.applicability if d.fix else None},
+        data={"name": d.name, "fix": d.fix.applicability if d.fix else None}
+        | ({"runtime": d.runtime} if d.runtime else {}),
     )
 
 

@@ -3,6 +3,8 @@ program as `sparselint check` joins an .ipynb. Each result remembers the exact t
 computed from, so it is reused while that text is unchanged and never applied to another."""
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -11,6 +13,8 @@ from ..diagnostics import Diagnostic
 from ..engine import check_text
 from .settings import Resolved
 from .syntax_errors import relocate
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -78,5 +82,25 @@ def analyse(source: Source, resolved: Resolved) -> Analysis:
         return Analysis(source, resolved, [], ())
     deps: set = set()
     settings = replace(resolved.settings, fix=False)
-    findings, _, _ = check_text(source.text, source.name, settings, _rules(source, resolved), deps)
-    return Analysis(source, resolved, relocate(findings, source.text), tuple(sorted(deps)))
+    rules = _rules(source, resolved)
+    findings, _, _ = check_text(source.text, source.name, settings, rules, deps)
+    findings = relocate(findings, source.text)
+    if resolved.runtime_report and source.path and source.joined is None:
+        findings = _with_run(findings, source, resolved.runtime_report, {r.code for r in rules})
+        deps.add(os.path.abspath(resolved.runtime_report))  # a new run's report re-checks the file
+    return Analysis(source, resolved, findings, tuple(sorted(deps)))
+
+
+def _with_run(findings: list[Diagnostic], source: Source, report_path: str, codes: set) -> list[Diagnostic]:
+    """The findings marked by the configured run-time report, and what only the run saw in this
+    file (where the buffer's rules and `# noqa` comments let it through). A report that cannot
+    be read leaves the findings as they are: the command line says why."""
+    from ..runtime.merge import load, merge, not_suppressed_in
+    from ..runtime.report import ReportError
+    try:
+        run = load(report_path)
+    except ReportError as exc:
+        log.warning("run-time report not used: %s", exc)
+        return findings
+    return merge(findings, run, [source.name],
+                 lambda _path, d: d.code in codes and not_suppressed_in(source.text, d))

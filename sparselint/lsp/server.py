@@ -267,7 +267,8 @@ def build() -> SparselintServer:
             # the open files that use them; a changed pyproject.toml re-checks everything.
             options = lsp.DidChangeWatchedFilesRegistrationOptions(watchers=[
                 lsp.FileSystemWatcher(glob_pattern="**/*.py"),
-                lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml")])
+                lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                lsp.FileSystemWatcher(glob_pattern="**/*.json")])  # run-time reports
             try:
                 await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[
                     lsp.Registration(id="sparselint-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -364,6 +365,8 @@ def build() -> SparselintServer:
             if change.uri.endswith("pyproject.toml"):
                 ls.pool.submit(ls.settings.clear)
                 ls.recheck_all()
+            elif change.uri.endswith(".json"):  # a run-time report: only the files it marks
+                ls.recheck_dependents(path_of(change.uri), 0)
             elif change.uri not in ls.open_buffers:  # an open buffer's text wins over disk
                 ls.pool.submit(overlay.changed_on_disk)
                 ls.recheck_dependents(path_of(change.uri), 0)

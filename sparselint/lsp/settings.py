@@ -18,6 +18,7 @@ class Resolved:
     config: Optional[str]  # the pyproject.toml used, if any
     excluded: bool = False
     error: str = ""  # a broken configuration: reported, and the file is not checked
+    runtime_report: Optional[str] = None  # `runtime-report`: the run's marks are laid on the findings
 
 
 def from_file_config(cfg: pyproject.FileConfig) -> Settings:
@@ -74,7 +75,8 @@ class SettingsCache:
         if isinstance(cfg, str):
             return Resolved(Settings(), config, error=cfg)
         settings = from_file_config(cfg)
-        return Resolved(settings, config, excluded=bool(path) and _excluded(path, cfg))
+        return Resolved(settings, config, excluded=bool(path) and _excluded(path, cfg),
+                        runtime_report=cfg.runtime_report)
 
 
 def _excluded(path: str, cfg: pyproject.FileConfig) -> bool:

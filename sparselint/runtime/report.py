@@ -18,13 +18,33 @@ class ReportError(ValueError):
     """A file that is not a run-time report this version can read."""
 
 
-def save(path: str, findings: Iterable[Diagnostic], counts: dict, command: list[str], torch_version: str) -> None:
+def rows_of(findings: Iterable[Diagnostic], counts: dict) -> list[dict]:
+    """Findings as the report's rows: each Diagnostic's JSON with `count` and `raised`."""
     rows = []
     for d in findings:
         row = d.to_json()
         count, raised = counts.get((d.code, d.path, d.line, d.column), (1, False))
         row.update(count=count, raised=raised)
         rows.append(row)
+    return rows
+
+
+def merge_rows(rows: Iterable[dict]) -> tuple[list[Diagnostic], dict]:
+    """Rows of several processes (pytest-xdist workers) as one run's findings and counts: a
+    hazard seen by two workers is one finding, its counts added."""
+    findings: dict[tuple, Diagnostic] = {}
+    counts: dict[tuple, tuple[int, bool]] = {}
+    for row in rows:
+        d = _diagnostic(row)
+        key = (d.code, d.path, d.line, d.column)
+        findings.setdefault(key, d)
+        count, raised = counts.get(key, (0, False))
+        counts[key] = (count + int(row.get("count", 1)), raised or bool(row.get("raised")))
+    return sorted(findings.values(), key=Diagnostic.sort_key), counts
+
+
+def save(path: str, findings: Iterable[Diagnostic], counts: dict, command: list[str], torch_version: str) -> None:
+    rows = rows_of(findings, counts)
     data = {"kind": KIND, "version": VERSION, "command": list(command), "torch": torch_version, "findings": rows}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)

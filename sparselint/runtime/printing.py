@@ -11,7 +11,7 @@ import os
 from dataclasses import replace
 
 from .. import output
-from ..diagnostics import Diagnostic, Evidence
+from ..diagnostics import Diagnostic
 
 _COUNTED = ("concise", "full", "grouped")
 

@@ -6,7 +6,7 @@ import os
 import sys
 import sysconfig
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..diagnostics import Diagnostic, Evidence
@@ -92,7 +92,20 @@ def rule_name(code: str) -> str:
     return dict(rule_index()).get(code, "")
 
 
+_OURS_OR_TORCH: dict[str, bool] = {}
+
+
 def _is_ours_or_torch(filename: str) -> bool:
+    # asked for every frame of every watched call: an absolute name's answer never changes
+    known = _OURS_OR_TORCH.get(filename)
+    if known is None:
+        known = _classify(filename)
+        if os.path.isabs(filename) and "torch" in sys.modules:
+            _OURS_OR_TORCH[filename] = known
+    return known
+
+
+def _classify(filename: str) -> bool:
     if filename.startswith("<") and not filename.startswith("<ipython"):
         return True
     path = os.path.abspath(filename)

@@ -23,7 +23,6 @@ def _torch_class(opt) -> str:
 
 
 def install(session):
-    watch = session.watch
     built = weakref.WeakKeyDictionary()
     original = Optimizer.__dict__["__init__"]
 

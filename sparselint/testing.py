@@ -108,10 +108,12 @@ def findings_elsewhere(source: str, path: str, settings: Settings | None = None)
     return out
 
 
-def run_script(path: str, timeout: float = 240) -> RunResult:
+def run_script(path: str, timeout: float = 240, fresh: bool = False) -> RunResult:
     """Run a script as `python path` would, in a child of an interpreter that imported torch
-    once (sparselint/scriptrunner.py)."""
+    once (sparselint/scriptrunner.py), or with `fresh` in a new interpreter."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
+    if fresh:
+        env["SPARSELINT_FORK_RUNNER"] = "0"
     return run_python(path, env, timeout)
 
 
@@ -190,12 +192,14 @@ def run_notebook(path: str, timeout: float = 240) -> RunResult:
 def run_expecting(path: str, exp: Expectation, attempts: int = 3) -> RunResult:
     """Run a fixture; one expected to crash runs again (up to `attempts` times) when it did
     not: an out-of-bounds write corrupts memory, and whether that kills the process at
-    once depends on the allocator's state."""
+    once depends on the allocator's state. A child of the script server inherits the heap of
+    a server that has served hundreds of scripts, so the last attempt is a new interpreter,
+    as `python path` is."""
     run = run_script(path)
-    for _ in range(attempts - 1):
+    for attempt in range(1, attempts):
         if exp.outcome != "crash" or run.returncode < 0:
             break
-        run = run_script(path)
+        run = run_script(path, fresh=attempt == attempts - 1)
     return run
 
 

@@ -120,3 +120,27 @@ def per_input(returned, count: int) -> Optional[tuple]:
     if count == 1 and isinstance(returned, Tensor):
         return (returned,)
     return None
+
+
+def custom_function_call(node: cst.Call, ctx) -> bool:
+    """Whether `node` is `F.apply(...)` of a project `autograd.Function` run with grad on,
+    with plain positional arguments, so that argument k is input k of its `backward`."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "apply") or not ctx.grad_enabled:
+        return False
+    if any(a.star or a.keyword is not None for a in node.args):
+        return False
+    return ctx.autograd_function(node) is not None
+
+
+def trainable_sparse_inputs(node: cst.Call, ctx, gradients=None):
+    """(position, argument, tensor, gradient) for each input of a custom Function call that
+    is a sparse tensor whose values require grad and whose result reaches a backward; each
+    with the gradient `backward` returns for it, when `gradients` gives them by position."""
+    for k, arg in enumerate(node.args):
+        t = ctx.tensor(arg.value)
+        if t is None or not t.is_sparse or t.requires_grad is not True:
+            continue
+        if not ctx.backward_follows(node, arg.value):
+            continue
+        yield k, arg, t, (gradients[k] if gradients is not None else None)

@@ -51,6 +51,8 @@ from sparselint.analysis.cst.syntax import returned_values
 from sparselint.diagnostics import Evidence
 from sparselint.rule import Rule
 
+from ._common import custom_function_call, trainable_sparse_inputs
+
 
 class CustomBackwardDropsSparseGrad(Rule):
     code = "SPL204"
@@ -72,28 +74,18 @@ class CustomBackwardDropsSparseGrad(Rule):
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply") or not ctx.grad_enabled:
+        if not custom_function_call(node, ctx):
             return
-        if any(a.star or a.keyword is not None for a in node.args):
-            return
-        found = ctx.autograd_function(node)
-        if found is None:
-            return
-        _, backward = found
-        returns = returned_values(backward)
+        returns = returned_values(ctx.autograd_function(node)[1])
         if not returns:
             return
         count = len(node.args)
-        for k, arg in enumerate(node.args):
-            t = ctx.tensor(arg.value)
-            if t is None or not t.is_sparse or t.requires_grad is not True:
-                continue
-            if not all(_none_at(r, k, count) for r in returns) or not ctx.backward_follows(node, arg.value):
+        for k, arg, t, _ in trainable_sparse_inputs(node, ctx):
+            if not all(_none_at(r, k, count) for r in returns):
                 continue
             what = ctx.code(arg.value)
             ctx.report(self, node,
-                       f"`{ctx.code(func.value)}.backward` returns `None` for `{what}`, a sparse tensor whose values "
+                       f"`{ctx.code(node.func.value)}.backward` returns `None` for `{what}`, a sparse tensor whose values "
                        "require grad: autograd gives them no gradient, their `.grad` stays None and the "
                        "optimizer never updates them",
                        evidence=(*t.evidence, Evidence.at(returns[0], f"`backward` returns `None` at position {k}")),

@@ -54,7 +54,7 @@ import libcst as cst
 from sparselint.analysis.evaluation.facts import Tensor
 from sparselint.rule import Rule
 
-from ._common import per_input
+from ._common import custom_function_call, per_input, trainable_sparse_inputs
 
 
 class CustomBackwardMissizesSparseGrad(Rule):
@@ -87,21 +87,15 @@ class CustomBackwardMissizesSparseGrad(Rule):
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply") or not ctx.grad_enabled:
-            return
-        if any(a.star or a.keyword is not None for a in node.args) or ctx.autograd_function(node) is None:
+        if not custom_function_call(node, ctx):
             return
         gradients = per_input(ctx.backward_gradients(node), len(node.args))
         if gradients is None:
             return
-        for k, (arg, grad) in enumerate(zip(node.args, gradients)):
-            t = ctx.tensor(arg.value)
-            if t is None or not t.is_sparse or t.requires_grad is not True or t.shape is None:
-                continue
-            if not isinstance(grad, Tensor) or grad.shape is None or _expandable(t.shape, grad.shape):
-                continue
-            if not ctx.backward_follows(node, arg.value):
+        func = node.func
+        for k, arg, t, grad in trainable_sparse_inputs(node, ctx, gradients):
+            if t.shape is None or not isinstance(grad, Tensor) or grad.shape is None \
+                    or _expandable(t.shape, grad.shape):
                 continue
             what = ctx.code(arg.value)
             name = f"{ctx.code(func.value).split('.')[-1]}Backward"

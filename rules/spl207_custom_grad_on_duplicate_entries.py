@@ -55,7 +55,7 @@ import libcst as cst
 
 from sparselint.rule import Rule
 
-from ._common import per_input
+from ._common import custom_function_call, per_input, trainable_sparse_inputs
 
 
 class CustomGradOnDuplicateEntries(Rule):
@@ -84,21 +84,16 @@ class CustomGradOnDuplicateEntries(Rule):
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply") or not ctx.grad_enabled:
-            return
-        if any(a.star or a.keyword is not None for a in node.args) or ctx.autograd_function(node) is None:
+        if not custom_function_call(node, ctx):
             return
         gradients = per_input(ctx.backward_gradients(node), len(node.args))
         if gradients is None:
             return
-        for arg, grad in zip(node.args, gradients):
-            t = ctx.tensor(arg.value)
-            if t is None or not t.is_coo or t.coalesced is not False or t.requires_grad is not True:
+        func = node.func
+        for _, arg, t, grad in trainable_sparse_inputs(node, ctx, gradients):
+            if not t.is_coo or t.coalesced is not False:
                 continue
             if grad is None or not getattr(grad, "repeats_duplicates", False) or not grad.is_coo:
-                continue
-            if not ctx.backward_follows(node, arg.value):
                 continue
             what = ctx.code(arg.value)
             ctx.report(self, node,

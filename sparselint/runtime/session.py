@@ -126,14 +126,30 @@ def user_frame(start=None):
     return frame
 
 
+# (code object, instruction offset) -> its source positions: a training loop asks for the
+# same few instructions at every step, and finding one walks the code's positions from the start
+_POSITIONS: dict = {}
+
+
+def _positions(code, lasti: int):
+    key = (code, lasti)
+    found = _POSITIONS.get(key, _POSITIONS)
+    if found is _POSITIONS:
+        try:
+            found = next(itertools.islice(code.co_positions(), lasti // 2, None), None)
+        except AttributeError:  # Python before 3.11
+            found = None
+        if len(_POSITIONS) > 50_000:
+            _POSITIONS.clear()
+        _POSITIONS[key] = found
+    return found
+
+
 def _position(frame) -> tuple[str, int, int, int, int]:
     path = os.path.abspath(frame.f_code.co_filename)
     line = frame.f_lineno
     start_col, end_line, end_col = 0, line, 0
-    try:
-        positions = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None))
-        if positions[0] == line and positions[2] is not None:
-            start_col, end_line, end_col = positions[2], positions[1] or line, positions[3] or 0
-    except (AttributeError, IndexError, StopIteration):
-        pass
+    positions = _positions(frame.f_code, frame.f_lasti)
+    if positions is not None and positions[0] == line and positions[2] is not None:
+        start_col, end_line, end_col = positions[2], positions[1] or line, positions[3] or 0
     return path, line, start_col + 1, end_line, end_col + 1

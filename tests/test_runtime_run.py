@@ -172,3 +172,15 @@ def test_sparselint_run_usage_errors(programs):
     assert r.returncode == 2 and "`-X` is not supported" in r.stderr
     r = run_cli("run", "--exit-zero", "--", "show.py", "exit3", cwd=programs)
     assert r.returncode == 3
+
+
+def test_torchs_own_warnings_are_shown_at_the_users_line(programs):
+    # torch warns from C++ at the innermost Python frame, which under the checker is its torch
+    # function mode: the warning is shown at the line of the program that made the call
+    r = runtime("hazard.py", "catch", cwd=programs, env={"PYTHONWARNINGS": "default"})
+    plain = subprocess.run([sys.executable, "hazard.py", "catch"], cwd=programs, capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, PYTHONWARNINGS="default"))
+    assert "Sparse invariant checks" in plain.stderr
+    shown = [l for l in r.stderr.splitlines() if "UserWarning" in l]
+    assert shown and all(l.startswith(str(programs / "hazard.py") + ":5: UserWarning") for l in shown), r.stderr
+    assert "watch.py" not in r.stderr and "result = func(" not in r.stderr, r.stderr

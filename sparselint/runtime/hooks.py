@@ -33,10 +33,12 @@ def preload() -> None:
 
 
 def install(session) -> Installed:
+    from . import warning_place
     from .watch import Watch, push
     session.watch = Watch(session)
     undo = []
     try:
+        undo.append(warning_place.install(session))
         for module in _check_modules():
             undo.append(module.install(session))
         undo.append(push(session.watch))

@@ -375,12 +375,17 @@ def _merge_run(diagnostics: list, run_findings: list, checked: list, resolver, f
     """The static findings marked by the run, and what it alone saw in the checked files, kept
     only where the file's rules are selected and no `# noqa` covers the line."""
     from .config import resolve_codes
-    from .runtime.merge import merge, not_suppressed
+    from .runtime.merge import merge, not_suppressed_by, suppressions_of
+    parsed = {}
 
     def selected(path, d) -> bool:
         st = flags.settings(resolver.for_file(path))
         codes = resolve_codes(st.select, (*st.ignore, *st.ignored_for(path)), st.extend_select)
-        return d.code in codes and not_suppressed(path, d)
+        if d.code not in codes:
+            return False
+        if path not in parsed:
+            parsed[path] = suppressions_of(path)
+        return not_suppressed_by(parsed[path], d)
 
     return merge(diagnostics, run_findings, checked, selected)
 

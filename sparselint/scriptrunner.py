@@ -144,42 +144,23 @@ def _child(path: str, out: str, env: dict, runtime_report: str | None = None) ->
 
 
 def run_as_main(path: str, runtime_report: str | None = None) -> int:
-    """Run `path` as `__main__` in this process; its exit status. With `runtime_report`,
-    under a run-time Session whose report is saved to that file at the end."""
-    import runpy
-    import traceback
-    sys.argv = [path]
-    session = None
-    if runtime_report:
-        from .runtime import Session
-        session = Session(root=os.path.dirname(path)).__enter__()
-        session.on_new_finding = lambda: _save_report(session, runtime_report, path)
-    code = 0
+    """Run `path` as `__main__` in this process, as the run-time checker's runner does; its
+    exit status. With `runtime_report`, under a run-time Session whose report is saved to
+    that file at each new finding and at the end."""
+    from .runtime.command import save_report
+    from .runtime.runner import Program, run
+    program = Program(path)
+    if not runtime_report:
+        return run(program).status
+    from .runtime import Session
+    command = [sys.executable, path]
+    session = Session(root=os.path.dirname(path)).__enter__()
+    session.on_new_finding = lambda: save_report(runtime_report, session, command)
     try:
-        runpy.run_path(path, run_name="__main__")
-    except SystemExit as exc:
-        if exc.code is None:
-            code = 0
-        elif isinstance(exc.code, int):
-            code = exc.code
-        else:
-            print(exc.code, file=sys.stderr)
-            code = 1
-    except BaseException:
-        # The report `python script.py` prints for an uncaught exception.
-        traceback.print_exc()
-        code = 1
+        return run(program).status
     finally:
-        if session is not None:
-            session.__exit__(None, None, None)
-            _save_report(session, runtime_report, path)
-    return code
-
-
-def _save_report(session, report_path: str, script: str) -> None:
-    import torch
-    from .runtime import report
-    report.save(report_path, session.findings(), session.counts(), [sys.executable, script], torch.__version__)
+        session.__exit__(None, None, None)
+        save_report(runtime_report, session, command)
 
 
 def _wait(pid: int, timeout: float) -> int | None:

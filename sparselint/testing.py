@@ -111,10 +111,14 @@ def findings_elsewhere(source: str, path: str, settings: Settings | None = None)
 def run_script(path: str, timeout: float = 240, fresh: bool = False) -> RunResult:
     """Run a script as `python path` would, in a child of an interpreter that imported torch
     once (sparselint/scriptrunner.py), or with `fresh` in a new interpreter."""
-    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
+    env = _fixture_env()
     if fresh:
         env["SPARSELINT_FORK_RUNNER"] = "0"
     return run_python(path, env, timeout)
+
+
+def _fixture_env() -> dict:
+    return dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
 
 
 def runtime_unseen(source: str) -> dict[str, str]:
@@ -124,8 +128,7 @@ def runtime_unseen(source: str) -> dict[str, str]:
 
 def run_script_under_checker(path: str, report_path: str, timeout: float = 240) -> RunResult:
     """`run_script` under the run-time checker, its report saved to `report_path`."""
-    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
-    return run_python(path, env, timeout, runtime_report=report_path)
+    return run_python(path, _fixture_env(), timeout, runtime_report=report_path)
 
 
 def runtime_contract_problems(marks: dict[str, Counter], unseen: dict[str, str], findings) -> list[str]:

@@ -37,7 +37,7 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
         # keeps what it saw up to then
         # (not by a forked child, a DataLoader worker: the report is this process's)
         pid = os.getpid()
-        session.on_new_finding = lambda: os.getpid() == pid and _save(report_path, session, program.command)
+        session.on_new_finding = lambda: os.getpid() == pid and save_report(report_path, session, program.command)
     try:
         session.__enter__()
     except ImportError as exc:
@@ -54,7 +54,7 @@ def execute(program: Program, *, report_path: Optional[str] = None, output_forma
     unsaved = ""
     if report_path:
         session.on_new_finding = None
-        unsaved = _save(report_path, session, program.command)
+        unsaved = save_report(report_path, session, program.command)
     stream = out or sys.stderr
     color = out is None and _color(stream)
     rendered = printing.render(findings, counts, output_format, color=color, start=start)
@@ -84,7 +84,7 @@ def _open_output(path: Optional[str]):
         raise UsageError(str(exc)) from None
 
 
-def _save(path: str, session, command: list[str]) -> str:
+def save_report(path: str, session, command: list[str]) -> str:
     """Write the report; the error to print if it cannot be written."""
     try:
         report.save(path, session.findings(), session.counts(), command, _torch_version())

@@ -45,11 +45,10 @@ def _places(d: Diagnostic) -> tuple[tuple[str, int], set[tuple[str, int]]]:
     return (own, d.line), {(_real(e.path) if e.path else own, e.line) for e in d.evidence if e.line > 0}
 
 
-def _matches(static: Diagnostic, run: Diagnostic) -> bool:
-    if static.code != run.code or static.cell is not None:
+def _matches(code: str, places, run: Diagnostic, run_places) -> bool:
+    if code != run.code:
         return False
-    s_place, s_evidence = _places(static)
-    r_place, r_evidence = _places(run)
+    (s_place, s_evidence), (r_place, r_evidence) = places, run_places
     return s_place == r_place or s_place in r_evidence or r_place in s_evidence
 
 
@@ -58,15 +57,17 @@ def merge(static: list[Diagnostic], run: list[Diagnostic], checked: Iterable[str
     """`static` marked confirmed or not-seen, then the run's findings in the `checked` files that
     no static finding matches (those `selected(path, finding)` keeps: the rules chosen for
     that file and no `# noqa` on its line), marked run-only."""
+    run_places = [_places(r) for r in run]  # each path resolved once, not once per pair
     marked, matched = [], set()
     for d in static:
-        hits = [i for i, r in enumerate(run) if _matches(d, r)]
+        places = _places(d) if d.cell is None else None
+        hits = [i for i, r in enumerate(run) if places and _matches(d.code, places, r, run_places[i])]
         matched.update(hits)
         marked.append(replace(d, runtime="confirmed" if hits else "not-seen"))
     files = {_real(p): p for p in checked}
     only = []
     for i, r in enumerate(run):
-        shown = files.get(_real(r.path))
+        shown = files.get(run_places[i][0][0])
         if i in matched or shown is None:
             continue
         if selected is not None and not selected(shown, r):
@@ -85,21 +86,26 @@ def _shown(evidence_path: str, run_path: str, shown: str) -> str:
     return evidence_path if rel.startswith(os.pardir) else rel
 
 
-def not_suppressed(path: str, d: Diagnostic) -> bool:
-    """No `# noqa` of the file covers the finding's line."""
+def suppressions_of(path: str):
+    """The `# noqa` directives of a file (None when it cannot be read), parsed once per file
+    however many of the run's findings lie in it."""
     from ..source import DecodeError, decode
+    from ..suppression import parse
     try:
         with open(path, "rb") as f:
-            text = decode(f.read()).text
+            return parse(decode(f.read()).text)
     except (OSError, DecodeError):
-        return True
-    return not_suppressed_in(text, d)
+        return None
+
+
+def not_suppressed_by(s, d: Diagnostic) -> bool:
+    """No directive of `s` (a file's parsed `# noqa`s, or None) covers the finding's line."""
+    return s is None or not s.suppresses(d.code, s.directive_line(d.line))
 
 
 def not_suppressed_in(text: str, d: Diagnostic) -> bool:
     from ..suppression import parse
-    s = parse(text)
-    return not s.suppresses(d.code, s.directive_line(d.line))
+    return not_suppressed_by(parse(text), d)
 
 
 def changed_since(report_path: str, run: list[Diagnostic], checked: Iterable[str]) -> list[str]:

@@ -16,7 +16,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from .session import _is_ours_or_torch, user_frame
+from ..diagnostics import Evidence
+from .session import _is_ours_or_torch, _position, user_frame
 
 
 class Watch:
@@ -64,25 +65,16 @@ class Watch:
     def mark_recorded(self, exc) -> None:
         self._raised = (self._raised + [exc])[-16:]
 
-    def where_built(self, tensor):
-        return self.built.get(tensor)
-
     def built_evidence(self, tensor, text: str) -> tuple:
-        from ..diagnostics import Evidence
-        built = self.built.get(tensor) if isinstance(tensor, torch.Tensor) else None
-        return () if built is None else (Evidence(built[1], built[2], text, path=built[0]),)
+        return evidence(self.built.get(tensor) if isinstance(tensor, torch.Tensor) else None, text)
 
     def dense_grad_evidence(self, param) -> tuple:
         return evidence(self.dense_grad.get(param) if isinstance(param, torch.Tensor) else None,
                         "this op's backward gives the sparse parameter a dense gradient")
 
     def maker_evidence(self, param) -> tuple:
-        from ..diagnostics import Evidence
         made = self.grad_maker.get(param) if isinstance(param, torch.Tensor) else None
-        if made is None:
-            return ()
-        (path, line, column), text = made
-        return (Evidence(line, column, text, path=path),)
+        return () if made is None else evidence(*made)
 
 
 def here():
@@ -102,12 +94,11 @@ def construction_place(obj):
 
 
 def evidence(at, text: str) -> tuple:
-    from ..diagnostics import Evidence
+    """The one link of evidence for a (path, line, column) the run kept, or none."""
     return () if at is None else (Evidence(at[1], at[2], text, path=at[0]),)
 
 
 def place(frame) -> tuple[str, int, int]:
-    from .session import _position
     path, line, column, _, _ = _position(frame)
     return path, line, column
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import torch
 
-from ...diagnostics import Evidence
 from ..watch import exception_frame
 
 _ACCESSORS = (torch.Tensor.values, torch.Tensor.indices)
@@ -20,10 +19,7 @@ def install(session):
         if not isinstance(t, torch.Tensor) or t.layout is not torch.sparse_coo or t.is_coalesced():
             return False
         name = func.__name__
-        built = watch.where_built(t)
-        evidence = ()
-        if built is not None:
-            evidence = (Evidence(built[1], built[2], "the uncoalesced sparse tensor is built here", path=built[0]),)
+        evidence = watch.built_evidence(t, "the uncoalesced sparse tensor is built here")
         session.record("SPL001", f"`.{name}()` on an uncoalesced sparse COO tensor raises",
                        frame=exception_frame(exc), when="line", evidence=evidence, raised=True,
                        suggestion=f"call `.coalesce()` before `.{name}()`")

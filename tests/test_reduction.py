@@ -90,6 +90,43 @@ def test_token_forms():
     assert t.matches_word("optim", callee=False)
 
 
+def test_what_builds_no_optimizer_is_no_optimizer_token():
+    """`optim` counts where an optimizer can be built or picked, not in the base class of an
+    `isinstance` test, a submodule, or an optimizer's own members: in torch's sources those
+    made 4,000-line classes matter (`isinstance(value, torch.optim.Optimizer)`)."""
+    for src in ("import torch\nok = isinstance(o, torch.optim.Optimizer)\n",
+                "import torch\nroot = torch.optim.__file__\n",
+                "from torch.optim.lr_scheduler import StepLR\nsched = StepLR(o, 3)\n",
+                "def step(self):\n    self.optim.step()\n    self.optim.zero_grad()\n"):
+        assert not TOKENS.search(src), src
+        assert kept(src) is None, src
+    for src in ("import torch\nopt = torch.optim.Adam(ps)\n",
+                "import torch\nopt = getattr(torch.optim, name)(ps)\n",
+                "import torch\nopt = torch.optim.__dict__[name](ps)\n",
+                "from torch.optim import Adam\nopt = Adam(ps)\n",
+                "import torch\nok = isinstance(o, torch.optim.Optimizer)\nopt = torch.optim.SGD(ps)\n"):
+        assert TOKENS.search(src), src
+        assert kept(src) is not None and src.splitlines()[-1] in kept(src), src
+
+
+def test_a_class_touching_another_objects_parameters_owns_none():
+    """A test case that reads `model.parameters()` of a model it builds is no model: kept
+    whole, its hundreds of unrelated tests were walked whenever one of them mattered."""
+    import ast
+
+    from sparselint.analysis.project.models import class_may_own_parameters
+
+    def owner(src):
+        return class_may_own_parameters(ast.parse(src).body[0])
+
+    assert not owner("class T(Case):\n    def test(self):\n        m = Net()\n        n = len(list(m.parameters()))\n")
+    assert not owner("class V(Tracker):\n    def call(self, fn):\n        return inspect.signature(fn).parameters\n")
+    assert owner("class M(Base):\n    def opt(self):\n        return SGD(self.parameters())\n")
+    assert owner("class M(Base):\n    def opt(self):\n        return SGD(self.head.parameters())\n")
+    assert owner("class M(Base):\n    def opt(self):\n        return super().named_parameters()\n")
+    assert owner("class M(Base):\n    def __init__(self):\n        self.e = nn.Embedding(3, 2)\n")
+
+
 def test_an_augmented_assignment_reads_its_target():
     """`adj += d` reads `adj`: with a literal size nothing else ties it to the constructor,
     and an earlier reduction blanked it, and lost the SPL501 finding."""

@@ -727,6 +727,7 @@ _NONE = object()
 # layers that can own sparse gradients.
 _OWNER_HINTS = frozenset({"parameters", "named_parameters", "Embedding", "EmbeddingBag", "Parameter", "embedding",
                           "embedding_bag"})
+_OWN_PARAMETERS = frozenset({"parameters", "named_parameters"})
 # The start of the next top-level statement: a line that begins with code.
 _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
@@ -836,10 +837,24 @@ def push_children(node: ast.AST, stack: list) -> None:
 
 def class_may_own_parameters(node: ast.ClassDef) -> bool:
     """A class that can be a model worth knowing inside its methods: it has bases, and it
-    or its methods touch parameters or sparse-capable layers."""
-    return bool(node.bases) and any(isinstance(n, ast.Attribute) and n.attr in _OWNER_HINTS
-                                    or isinstance(n, ast.Name) and n.id in _OWNER_HINTS
-                                    for n in nodes_under(node))
+    or its methods touch its own parameters or sparse-capable layers. The parameters of
+    another object (`model.parameters()` in a test case, `signature(f).parameters`) say
+    nothing of the class's own."""
+    return bool(node.bases) and any(_owner_hint(n) for n in nodes_under(node))
+
+
+def _owner_hint(n: ast.AST) -> bool:
+    if isinstance(n, ast.Name):
+        return n.id in _OWNER_HINTS
+    if not isinstance(n, ast.Attribute) or n.attr not in _OWNER_HINTS:
+        return False
+    if n.attr not in _OWN_PARAMETERS:
+        return True
+    root = n.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return (isinstance(root, ast.Name) and root.id in ("self", "cls")
+            or isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "super")
 
 
 def _methods_reached(methods: list, texts: tuple[str, ...]) -> list[str]:

@@ -67,9 +67,13 @@ class _Unit:
     lambda_words: set[str] = field(default_factory=set)
 
 
-def _module_words(dotted_name: str) -> list[str]:
+def _module_words(dotted_name: str, tokens: Optional[Tokens] = None) -> list[str]:
     parts = dotted_name.split(".")
-    return parts + [f"{a}.{b}" for a, b in zip(parts, parts[1:])]
+    pairs = [f"{a}.{b}" for a, b in zip(parts, parts[1:])]
+    if tokens is not None and tokens.dead_ends:
+        # `torch.optim.lr_scheduler`: no optimizer is imported from there
+        parts = [p for p, after in zip(parts, [*parts[1:], None]) if after is None or not tokens.dead_end(p, after)]
+    return parts + pairs
 
 
 def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None:
@@ -79,19 +83,27 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
         unit.decorators = {n.id for d in stmt.decorator_list for n in ast.walk(d) if type(n) is ast.Name}
     is_def = isinstance(stmt, _DEFS)
     words, used, bound = unit.words, unit.used, unit.bound
+    dead_ends = tokens.dead_ends
+    dead: set[int] = set()  # a name or attribute whose token does not count here (`optim` of `optim.step`)
     stack = list(nodes)
     while stack:
         n = stack.pop()
         kind = type(n)
         if kind is ast.Name:
-            words.add(n.id)
+            if not dead or id(n) not in dead:
+                words.add(n.id)
             if type(n.ctx) is ast.Load:
                 used.add(n.id)
             elif not is_def:
                 bound.add(n.id)
         elif kind is ast.Attribute:
-            words.add(n.attr)
+            if not dead or id(n) not in dead:
+                words.add(n.attr)
             v = n.value
+            if dead_ends:
+                head = v.id if type(v) is ast.Name else v.attr if type(v) is ast.Attribute else None
+                if head in dead_ends and tokens.dead_end(head, n.attr):
+                    dead.add(id(v))
             if type(v) is ast.Name:
                 words.add(f"{v.id}.{n.attr}")
                 if v.id in _SELF or v.id == class_name:
@@ -152,11 +164,11 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             unit.rebinds.update(n.names)
             bound.update(n.names)  # what code reading the name sees may be set there
         elif kind in (ast.Import, ast.ImportFrom):
-            module_words = _module_words(n.module) if kind is ast.ImportFrom and n.module else []
+            module_words = _module_words(n.module, tokens) if kind is ast.ImportFrom and n.module else []
             words.update(module_words)
             from_token_module = any(tokens.matches_word(w, False) for w in module_words)
             for alias in n.names:
-                alias_words = _module_words(alias.name)
+                alias_words = _module_words(alias.name, tokens)
                 words.update(alias_words)
                 bound.add((alias.asname or alias.name).split(".")[0])
                 if alias.name == "*" or (kind is ast.Import and alias.asname is None):

@@ -8,7 +8,11 @@ Rules declare the text that any source of their facts contains, in four forms:
 - `sparse=True`: a keyword argument with this literal value;
 
 and an identifier or attribute form ending in `()` counts only where it is called
-(`x.to_sparse()`, not a table of function references).
+(`x.to_sparse()`, not a table of function references). A form `!optim.PATTERN` says where an
+identifier token does not count in code: followed by an attribute that `PATTERN` (a regular
+expression) matches in full, as `optim` in `torch.optim.Optimizer`, a base class no call
+builds, or in `optim.step()`, a method of an optimizer built elsewhere. Raw text search
+ignores it.
 
 `Tokens.search` is the cheap test on raw text (a regular expression, so it also matches in
 comments and strings: a superset); `Tokens.matches_word` decides on the words read from the
@@ -25,12 +29,17 @@ _IDENT = r"[A-Za-z0-9_]"
 
 
 class Tokens:
-    __slots__ = ("specs", "names", "prefixes", "pairs", "keywords", "called", "__dict__")
+    __slots__ = ("specs", "names", "prefixes", "pairs", "keywords", "called", "dead_ends", "__dict__")
 
     def __init__(self, specs: Iterable[str]):
         self.specs = tuple(sorted(set(specs)))
         names, prefixes, pairs, keywords, called, anywhere = set(), [], set(), set(), set(), set()
+        dead: dict[str, list[str]] = {}
         for spec in self.specs:
+            if spec.startswith("!"):
+                head, _, pattern = spec[1:].partition(".")
+                dead.setdefault(head, []).append(pattern)
+                continue
             if spec.endswith("()"):
                 spec = spec[:-2]
                 called.add(spec.rstrip("*"))
@@ -50,6 +59,7 @@ class Tokens:
         self.pairs = frozenset(pairs)
         self.keywords = frozenset(keywords)
         self.called = frozenset(called - anywhere)  # names, prefixes and pairs that count only as callees
+        self.dead_ends = {head: re.compile("|".join(f"(?:{p})" for p in patterns)) for head, patterns in dead.items()}
 
     def __bool__(self) -> bool:
         return bool(self.specs)
@@ -86,7 +96,11 @@ class Tokens:
         for kw in sorted(self.keywords):
             arg, _, value = kw.partition("=")
             out.append((arg, rf"\s*=\s*{re.escape(value)}(?!{_IDENT})", False))
-        return tuple((lit, re.compile(re.escape(lit) + tail), dot) for lit, tail, dot in out)
+        return tuple((lit, re.compile(re.escape(lit) + tail), dot, self._dead_end_check(lit)) for lit, tail, dot in out)
+
+    def _dead_end_check(self, lit: str):
+        rx = self.dead_ends.get(lit)
+        return None if rx is None else re.compile(rf"{re.escape(lit)}\s*\.\s*(?:{rx.pattern})(?!{_IDENT})")
 
     @cached_property
     def _called_literals(self) -> tuple[frozenset, frozenset]:
@@ -95,26 +109,35 @@ class Tokens:
 
     @cached_property
     def _byte_checks(self) -> tuple:
-        return tuple((lit.encode(), re.compile(rx.pattern.encode()), dot) for lit, rx, dot in self._checks)
+        return tuple((lit.encode(), re.compile(rx.pattern.encode()), dot, dead and re.compile(dead.pattern.encode()))
+                     for lit, rx, dot, dead in self._checks)
 
     def search(self, text) -> bool:
         """Whether the raw text (str or bytes) may hold a token; comments and strings count.
         A callee-only token also counts shortly after `import` (`from torch import
-        sparse_coo_tensor as make`, also in parentheses over lines)."""
+        sparse_coo_tensor as make`, also in parentheses over lines). An identifier followed by
+        an attribute of its `!` form is no token here either."""
         raw = isinstance(text, (bytes, bytearray))
         imported = b"import" if raw else "import"
         called = self._called_literals[1 if raw else 0]
-        for lit, rx, dot in (self._byte_checks if raw else self._checks):
+        for lit, rx, dot, dead in (self._byte_checks if raw else self._checks):
             at = text.find(lit)
             while at != -1:
                 before = text[at - 1:at]
                 if raw:
                     before = before.decode("latin-1")
-                if not (before and (before.isalnum() or before == "_" or (before == "." and not dot))):
+                if dead is not None and dead.match(text, at):
+                    pass
+                elif not (before and (before.isalnum() or before == "_" or (before == "." and not dot))):
                     if rx.match(text, at) or (lit in called and imported in text[max(0, at - 300):at]):
                         return True
                 at = text.find(lit, at + 1)
         return False
+
+    def dead_end(self, head: str, attr: str) -> bool:
+        """Whether `head` followed by `.attr` is no token (a `!head.PATTERN` form)."""
+        rx = self.dead_ends.get(head)
+        return rx is not None and rx.fullmatch(attr) is not None
 
     def matches_word(self, word: str, callee: bool = True) -> bool:
         """Whether a word read from code is a token; `callee`: the word names what a call

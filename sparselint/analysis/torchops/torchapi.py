@@ -195,7 +195,10 @@ CLIP_FUNCTIONS = {
 }
 # `clip_grads_with_norm_(params, max_norm, total_norm)` only scales (`mul_`), which works on
 # sparse gradients (torch 2.13.0, 2.9.1): not a clip function here.
-OPTIMIZER_TOKENS = ("optim",)  # `torch.optim.X`, `optim.X`, `from torch.optim import X`
+# `torch.optim.X`, `optim.X`, `from torch.optim import X`, `getattr(torch.optim, name)`; not the
+# base class (`isinstance(o, torch.optim.Optimizer)`), a submodule (`torch.optim.lr_scheduler`),
+# nor an optimizer's own members (`self.optim.step()`): none builds an optimizer
+OPTIMIZER_TOKENS = ("optim", r"!optim.Optimizer|(?!__dict__)[a-z_]\w*")
 CLIP_TOKENS = ("clip_grad*", "get_total_norm")
 
 # Factories whose first argument is the data itself.

@@ -343,3 +343,61 @@ Carry.apply(torch.ones(2, requires_grad=True), torch.tensor([[0, 1], [1, 2]])).s
 '''
     assert "def forward(ctx, x, saved):" in kept(src)
     assert actual_findings(src) == {(13, "SPL601"): 1}
+
+
+TESTS_READING_A_CLASS = '''\
+import torch
+import unittest
+
+
+def build():
+    return torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.ones(2))
+
+
+class Helpers:
+    limit = 3
+
+    @staticmethod
+    def first(a):
+        return a.values()  # SPL001
+
+    @staticmethod
+    def unrelated(a):
+        return a.sum()
+
+
+class Common(unittest.TestCase):
+    def test_values(self):
+        Helpers.first(build())
+
+
+class Suite(Common):
+    def test_dense(self):
+        print(torch.ones(3).sum())
+
+    def test_more_dense(self):
+        print(torch.zeros(3).sum())
+'''
+
+
+def test_a_class_read_only_through_its_attributes_keeps_the_members_read():
+    """`Helpers.first(...)` runs `first`, not `unrelated`: a class nothing builds is not kept
+    whole for a member read through it (in torch's RPC tests, `RpcTest._slow_add` kept a
+    2,900-line class)."""
+    lines = kept(TESTS_READING_A_CLASS)
+    assert "def first(a):" in lines and "limit = 3" in lines
+    assert "def unrelated(a):" not in lines
+    assert actual_findings(TESTS_READING_A_CLASS) == {(14, "SPL001"): 1}
+
+
+def test_a_subclass_of_a_class_that_matters_keeps_its_header_only():
+    """`Suite(Common)` inherits `test_values`; its own tests get nothing from `Common`."""
+    lines = kept(TESTS_READING_A_CLASS)
+    assert "class Suite(Common):" in lines
+    assert "def test_dense(self):" not in lines and "def test_more_dense(self):" not in lines
+
+
+def test_a_member_inherited_from_a_library_keeps_the_class_whole():
+    src = TESTS_READING_A_CLASS.replace("class Helpers:", "class Helpers(Base):").replace(
+        "Helpers.first(build())", "Helpers.first(build())\n        Helpers.inherited(build())")
+    assert "def unrelated(a):" in kept(src)

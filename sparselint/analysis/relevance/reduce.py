@@ -65,6 +65,9 @@ class _Unit:
     rebinds: set[str] = field(default_factory=set)  # names a `global` statement in it declares
     # what its lambdas' bodies name (also in the sets above): code that runs where it is called
     lambda_words: set[str] = field(default_factory=set)
+    # names it reads other than as `name.attr` (a call, an argument, a value): a class read
+    # only through its attributes (`Case.helper`) is not built there
+    bare: set[str] = field(default_factory=set)
 
 
 def _module_words(dotted_name: str, tokens: Optional[Tokens] = None) -> list[str]:
@@ -85,6 +88,7 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
     words, used, bound = unit.words, unit.used, unit.bound
     dead_ends = tokens.dead_ends
     dead: set[int] = set()  # a name or attribute whose token does not count here (`optim` of `optim.step`)
+    heads: set[int] = set()  # names read as `name.attr`
     stack = list(nodes)
     while stack:
         n = stack.pop()
@@ -94,6 +98,8 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
                 words.add(n.id)
             if type(n.ctx) is ast.Load:
                 used.add(n.id)
+                if id(n) not in heads:
+                    unit.bare.add(n.id)
             elif not is_def:
                 bound.add(n.id)
         elif kind is ast.Attribute:
@@ -105,6 +111,7 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
                 if head in dead_ends and tokens.dead_end(head, n.attr):
                     dead.add(id(v))
             if type(v) is ast.Name:
+                heads.add(id(v))
                 words.add(f"{v.id}.{n.attr}")
                 if v.id in _SELF or v.id == class_name:
                     unit.members.add(n.attr)
@@ -153,7 +160,7 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             # its defaults run here; its body where it is called
             inner = _Unit(n)
             _summarise(inner, [n.body], tokens, class_name)
-            for name in ("words", "used", "called", "callee_words", "members", "stores"):
+            for name in ("words", "used", "called", "callee_words", "members", "stores", "bare"):
                 getattr(unit, name).update(getattr(inner, name))
             unit.lambda_words.update(inner.words, inner.callee_words, inner.lambda_words)
             stack.append(n.args)
@@ -315,10 +322,30 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
             for j in binders[n]:
                 if j == i or isinstance(units[j].node, _IMPORTS):
                     continue
-                if isinstance(units[j].node, _DEFS):
+                if is_class(j) and n not in u.bare:
+                    through_attributes(j, u, n, d)
+                elif isinstance(units[j].node, _DEFS):
                     use(j, _REACHED, d)
                 elif _lines(units[j].node) <= MAX_CONTEXT_LINES:
                     keep(j, _CONTEXT)
+
+    def through_attributes(j: int, u: _Unit, name: str, d: int) -> None:
+        """A class that `u` reads only through its attributes (`Case.helper`, `Case.limit`)
+        is not built there: the members read are reached, not every method; a member it
+        inherits (`Fn.apply` runs `Fn.forward`) keeps it whole."""
+        own = class_members.get(j)
+        if own is None:
+            own = class_members[j] = {m for k in children[j] for m in _bound_names(units[k].node)}
+        read = {w[len(name) + 1:] for w in u.words if w.startswith(name + ".")}
+        if not read or not read <= own:
+            make_whole(j, _REACHED, d)
+            return
+        keep(j, _REACHED, d)
+        for attr in read:
+            for k in members_of[j].get(attr, ()):
+                use(k, _REACHED, d + 1)
+
+    class_members: dict[int, set[str]] = {}
 
     def use(j: int, how: int, d: int = 0) -> None:
         """`j` is read by code kept: a class so reached is kept whole, since facts may enter
@@ -390,6 +417,8 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 if node.name in units[j].called or any(w.startswith(through) for w in units[j].callee_words):
                     use(j, _BEARING)  # a call of it, or through it (`Fn.apply(x)`)
                     continue
+                if is_class(i) and is_class(j) and _derives_from(units[j].node, node.name):
+                    continue  # a subclass: its header, below
                 holds[j].add(node.name)
                 if units[j].parent < 0:
                     # a method holding it (`patch_fn=Patcher.patch`) would make its whole
@@ -434,6 +463,21 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     return keep_flags, whole
 
 
+def _derives_from(node: ast.ClassDef, name: str) -> bool:
+    return any(type(b) is ast.Name and b.id == name for b in node.bases)
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    """The names a class body statement binds in the class."""
+    if isinstance(node, _DEFS):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
 def _member_values(node: ast.AST) -> list[str]:
     """What a class body statement gives a reader through the class: a method that returns
     a value, a class attribute (not a nested class)."""
@@ -475,18 +519,26 @@ def reduce_source(text: str, tokens: Tokens, names: tuple[str, ...] = (),
     endings = NEWLINE.findall(text)
     spans = [_span(u.node) for u in units]
     kept_lines: set[int] = set()
+    empty: list[int] = []  # the first line of the body of a class kept without its members
     with_members = {u.parent for k, u in zip(keep, units) if k and u.parent >= 0 and isinstance(u.node, _DEFS)}
     for i, (u, (first, last)) in enumerate(zip(units, spans)):
         if not keep[i]:
             continue
         partial = isinstance(u.node, ast.ClassDef) and not whole[i]
-        if partial and i not in with_members:
-            partial = False  # no member kept: the class stays whole rather than empty
+        if partial and i not in with_members and all(isinstance(m, _DEFS) for m in u.node.body):
+            # no member kept and none that stays with it: the header and a `pass` (a
+            # subclass's header is what its instances inherit through)
+            start = _span(u.node.body[0])[0]
+            if start > u.node.lineno:
+                empty.append(start)
+            else:
+                partial = False
         if partial:
             # a class kept for some of its methods: its header stays, members are decided one by one
             kept_lines.update(range(first, max(u.node.lineno, _span(u.node.body[0])[0] - 1) + 1))
         else:
             kept_lines.update(range(first, last + 1))
+    source_lines = lines[:]
     for i, (u, (first, last)) in enumerate(zip(units, spans)):
         if keep[i] or any(n in kept_lines for n in range(first, last + 1)):
             continue  # a statement sharing a line with a kept one stays
@@ -494,6 +546,9 @@ def reduce_source(text: str, tokens: Tokens, names: tuple[str, ...] = (),
             continue  # class-level statements stay with their class
         for n in range(first - 1, last):
             lines[n] = ""
+    for start in empty:
+        original = source_lines[start - 1]
+        lines[start - 1] = original[:len(original) - len(original.lstrip())] + "pass"
     # Blank lines after the last kept one are dropped: LibCST would tokenize every one of
     # them (26,000 in a 27,820-line file whose op table is blanked), and no position
     # refers to them.

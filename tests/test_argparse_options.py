@@ -243,3 +243,31 @@ def test_the_option_project_fails_with_the_option_and_runs_clean_without_it(tmp_
                            text=True, timeout=300)
     assert given.returncode != 0 and "Could not run 'aten::linalg_vector_norm'" in given.stderr
     assert 'optimizers.py", line' in given.stderr.splitlines()[-8] or "in step" in given.stderr
+
+
+def test_values_tested_where_the_program_builds_come_first_under_the_cap(tmp_path):
+    """Seven values of `--dtype` come before `--optim`; the cap on runs leaves room for six:
+    `sparseadam`, which the program tests on its `sparse=` line, is among the values run."""
+    (tmp_path / "train.py").write_text(textwrap.dedent('''
+        import argparse
+        import torch
+        import torch.nn as nn
+
+        DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "fp16": torch.float16, "bf16": torch.bfloat16,
+                  "half": torch.half, "double": torch.double, "float": torch.float}
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dtype", default="fp32", choices=["fp64", "fp16", "bf16", "half", "double", "float"])
+        parser.add_argument("--optim", default="sgd", choices=["sgd", "sparseadam"])
+        args = parser.parse_args()
+        emb = nn.Embedding(10, 3, sparse=args.optim == "sparseadam")
+        emb = emb.to(DTYPES[args.dtype])
+        optimizer = torch.optim.SGD(emb.parameters(), lr=0.1)
+        emb(torch.tensor([1, 2])).sum().backward()
+        torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+        optimizer.step()
+    ''').lstrip())
+    r = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    clip = _line_of(tmp_path / "train.py", "clip_grad_norm_")
+    assert re.findall(r"^([\w.]+):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [("train.py", str(clip), "SPL301")]
+    assert "`--optim sparseadam`, a value the option admits" in r.stdout

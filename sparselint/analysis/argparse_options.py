@@ -84,9 +84,10 @@ def configurations(text: str, path: str = "", dependencies: Optional[set] = None
     # an option the program never reads (`args.name`) near an optimizer, clipping or a
     # sparse switch, here or in the modules it imports, cannot change a finding worth the
     # extra runs
-    read = _read_near_acts(text)
+    read, tested = _read_near_acts(text)
     if path and any(o.dest not in read for o in options):
-        read = read | _read_in_imports(path, text, dependencies)
+        more, more_tested = _read_in_imports(path, text, dependencies)
+        read, tested = read | more, tested | more_tested
     options = [o for o in options if o.dest in read]
     if not options:
         return []
@@ -97,46 +98,53 @@ def configurations(text: str, path: str = "", dependencies: Optional[set] = None
     # first as before, nothing known of the options (a value without choices, `--clip`, may
     # be any), then the defaults, then each other admitted value
     found: list = [None, tuple(sorted(defaults.items()))]
-    for o in options:
-        for value in o.others:
-            if len(found) >= MAX_CONFIGURATIONS:
-                return found
-            text_ = f"`{o.spelled}` given" if value is True and o.default is False else \
-                f"`{o.spelled} {_shown(value)}`, a value the option admits"
-            config = {**defaults, o.dest: _fact(value, _at(o, text_, path))}
-            found.append(tuple(sorted(config.items())))
+    # the values the program tests on the line of an optimizer, a clipping or a sparse switch
+    # (`sparse=opt.optim == "sparseadam"`) first: they are the ones that change what it
+    # builds; then the others, in the order they are declared
+    turned = sorted(((o, v) for o in options for v in o.others), key=lambda ov: ov[1] not in tested)
+    for o, value in turned:
+        if len(found) >= MAX_CONFIGURATIONS:
+            return found
+        text_ = f"`{o.spelled}` given" if value is True and o.default is False else \
+            f"`{o.spelled} {_shown(value)}`, a value the option admits"
+        config = {**defaults, o.dest: _fact(value, _at(o, text_, path))}
+        found.append(tuple(sorted(config.items())))
     return found
 
 
 _ATTRIBUTE = re.compile(r"\.(\w+)\b")
-_NEAR: dict[int, frozenset] = {}
+_STRING = re.compile(r"""["']([\w.+-]{1,40})["']""")
+_NEAR: dict[int, tuple] = {}
 
 
-def _read_near_acts(text: str, window: int = 3) -> frozenset:
+def _read_near_acts(text: str, window: int = 3) -> tuple[frozenset, frozenset]:
     """The attributes a module reads on a line at most `window` lines above an optimizer,
-    clipping or a sparse switch (or on that line)."""
+    clipping or a sparse switch (or on that line), and the strings on such a line."""
     key = hash(text)
     found = _NEAR.get(key)
     if found is None:
         lines = text.splitlines()
         out: set = set()
+        tested: set = set()
         for j, line in enumerate(lines):
-            if _ACTS.search(line):
+            if _ACTS.search(line) and not line.lstrip().startswith(("#", "parser.", "p.")):
+                tested.update(_STRING.findall(line))
                 for near in lines[max(0, j - window):j + 1]:
                     if not near.lstrip().startswith(("#", "parser.", "p.")):
                         out.update(_ATTRIBUTE.findall(near))
         if len(_NEAR) > 4096:
             _NEAR.clear()
-        found = _NEAR[key] = frozenset(out)
+        found = _NEAR[key] = (frozenset(out), frozenset(tested))
     return found
 
 
-def _read_in_imports(path: str, text: str, dependencies: Optional[set]) -> frozenset:
+def _read_in_imports(path: str, text: str, dependencies: Optional[set]) -> tuple[frozenset, frozenset]:
     """What `_read_near_acts` finds in the project modules a module imports, and those they
     import, a few levels down: the options travel there (`build_model(opt)`)."""
     from .project.models import project_index
     index = project_index()
     out: set = set()
+    tested: set = set()
     seen = {os.path.abspath(path)}
     level = list(index.imported_files(path, text))
     for _ in range(MAX_IMPORT_DEPTH):
@@ -150,10 +158,12 @@ def _read_in_imports(path: str, text: str, dependencies: Optional[set]) -> froze
                 continue
             if dependencies is not None:
                 dependencies.add(file)
-            out |= _read_near_acts(body)
+            read, strings = _read_near_acts(body)
+            out |= read
+            tested |= strings
             following.extend(index.imported_files(file))
         level = following
-    return frozenset(out)
+    return frozenset(out), frozenset(tested)
 
 
 def _options_of_helpers(tree: ast.Module, text: str, path: str) -> list:

@@ -271,3 +271,15 @@ def test_values_tested_where_the_program_builds_come_first_under_the_cap(tmp_pat
     clip = _line_of(tmp_path / "train.py", "clip_grad_norm_")
     assert re.findall(r"^([\w.]+):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [("train.py", str(clip), "SPL301")]
     assert "`--optim sparseadam`, a value the option admits" in r.stdout
+
+
+def test_a_cached_result_follows_the_options_module(tmp_path):
+    """The check of train.py depends on opts.py: once `sparseadam` is no longer a choice
+    there, the cached finding is not reused."""
+    project = _copy_project(tmp_path)
+    cache = tmp_path / "cache"
+    assert run_cli("--cache-dir", str(cache), "train.py", cwd=project).returncode == 1
+    opts = project / "opts.py"
+    opts.write_text(opts.read_text().replace('"adam", "sparseadam"]', '"adam"]'))
+    r = run_cli("--cache-dir", str(cache), "--output-format", "concise", "train.py", cwd=project)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout

@@ -173,12 +173,15 @@ def _options_of_helpers(tree: ast.Module, text: str, path: str) -> list:
     if not parsers:
         return []
     out = []
+    # what each helper adds, worked out once in this check (a helper's helpers live in other
+    # files, which may change between checks)
+    added: dict = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             for slot in _passed(node, parsers):
                 target = _resolve(node.func, path, text)
                 if target is not None:
-                    out.extend(_added_by(*target, slot, 0))
+                    out.extend(_added_by(*target, slot, 0, added))
     return list(_first_of_each(out))
 
 
@@ -242,21 +245,15 @@ def _resolve(func: ast.AST, path: str, text: Optional[str]) -> Optional[tuple[st
     return None
 
 
-_ADDED: dict[tuple, tuple] = {}
-
-
-def _added_by(file: str, name: str, slot: tuple, depth: int) -> tuple:
+def _added_by(file: str, name: str, slot: tuple, depth: int, added: dict) -> tuple:
     """The options a module's function adds to the parser it receives in `slot`, itself,
     through argument groups of it, or through the functions it hands either to."""
     from .project.models import project_index
     index = project_index()
-    text = index._text(file)
-    if text is None:
-        return ()
-    key = (file, hash(text), name, slot)
-    if key in _ADDED:
-        return _ADDED[key]
-    _ADDED[key] = ()  # a helper that calls itself adds nothing more
+    key = (file, name, slot)
+    if key in added:
+        return added[key]
+    added[key] = ()  # a helper that calls itself adds nothing more
     fn = index.function_def(file, name)
     param = _parameter(fn, slot) if fn is not None else None
     out: list = []
@@ -275,10 +272,8 @@ def _added_by(file: str, name: str, slot: tuple, depth: int) -> tuple:
                 for inner in _passed(node, names):
                     target = _resolve(func, file, None)
                     if target is not None:
-                        out.extend(_added_by(*target, inner, depth + 1))
-    if len(_ADDED) > 4096:
-        _ADDED.clear()
-    _ADDED[key] = found = tuple(out)
+                        out.extend(_added_by(*target, inner, depth + 1, added))
+    added[key] = found = tuple(out)
     return found
 
 

@@ -207,7 +207,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
                     hooks[attr[len("visit_"):]].append(getattr(rule, attr))
         # a program that reads its options from the command line is checked with each value
         # they admit (after the run that knows none); findings of every run are one list
-        for parsed in (argparse_options.configurations(text) if entry.enabled() else []) or [None]:
+        for parsed in (argparse_options.configurations(text, path, ctx.dependencies) if entry.enabled() else []) or [None]:
             token = argparse_options.use(parsed)
             try:
                 Walker(module, ctx, dict(hooks)).run()

@@ -37,11 +37,13 @@ class RunResult:
         return lines[-1] if lines else ""
 
 
-def _fresh_interpreter(path: str, env: dict, timeout: float, runtime_report: str | None = None) -> RunResult:
-    command = [sys.executable, path]
+def _fresh_interpreter(path: str, env: dict, timeout: float, runtime_report: str | None = None,
+                       args: tuple = ()) -> RunResult:
+    command = [sys.executable, path, *args]
     if runtime_report:
         command = [sys.executable, "-c", "import sys; from sparselint.scriptrunner import run_as_main; "
-                   "sys.exit(run_as_main(sys.argv[1], sys.argv[2]))", path, runtime_report]
+                   "sys.exit(run_as_main(sys.argv[1], sys.argv[2], tuple(sys.argv[3:])))", path, runtime_report,
+                   *args]
     p = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout,
                        cwd=os.path.dirname(path), stdin=subprocess.DEVNULL)
     return RunResult(p.returncode, p.stdout, p.stderr)
@@ -66,12 +68,14 @@ class _Server:
             self.proc = None
             raise RuntimeError(f"script server did not start: {ready!r}")
 
-    def run(self, path: str, env: dict, timeout: float, runtime_report: str | None = None) -> RunResult:
+    def run(self, path: str, env: dict, timeout: float, runtime_report: str | None = None,
+            args: tuple = ()) -> RunResult:
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
                 self._start(env)
             with tempfile.TemporaryDirectory() as out:
-                request = {"path": path, "timeout": timeout, "out": out, "env": env, "runtime_report": runtime_report}
+                request = {"path": path, "timeout": timeout, "out": out, "env": env, "runtime_report": runtime_report,
+                           "args": list(args)}
                 self.proc.stdin.write(json.dumps(request) + "\n")
                 self.proc.stdin.flush()
                 reply = self.proc.stdout.readline()
@@ -99,15 +103,16 @@ def _read(path: str) -> str:
 _server = _Server()
 
 
-def run_python(path: str, env: dict, timeout: float = 240, runtime_report: str | None = None) -> RunResult:
-    """Run `path` as `python path` would, with `env` as its environment; with
+def run_python(path: str, env: dict, timeout: float = 240, runtime_report: str | None = None,
+               args: tuple = ()) -> RunResult:
+    """Run `path` as `python path ARGS` would, with `env` as its environment; with
     `runtime_report`, under the run-time checker, whose report goes to that file."""
     path = os.path.abspath(path)
     if runtime_report:
         runtime_report = os.path.abspath(runtime_report)
     if env.get("SPARSELINT_FORK_RUNNER") == "0" or not hasattr(os, "fork"):
-        return _fresh_interpreter(path, env, timeout, runtime_report)
-    return _server.run(path, env, timeout, runtime_report)
+        return _fresh_interpreter(path, env, timeout, runtime_report, tuple(args))
+    return _server.run(path, env, timeout, runtime_report, tuple(args))
 
 
 def close_all() -> None:
@@ -116,8 +121,8 @@ def close_all() -> None:
 
 # --- the server side -------------------------------------------------------------------
 
-def _child(path: str, out: str, env: dict, runtime_report: str | None = None) -> None:
-    """In the forked child: become `python path` and never return."""
+def _child(path: str, out: str, env: dict, runtime_report: str | None = None, args: tuple = ()) -> None:
+    """In the forked child: become `python path ARGS` and never return."""
     code = 1
     try:
         os.environ.clear()
@@ -134,7 +139,7 @@ def _child(path: str, out: str, env: dict, runtime_report: str | None = None) ->
         sys.stderr = open(2, "w", closefd=False, buffering=1)
         os.chdir(os.path.dirname(path))
         sys.path[0] = os.path.dirname(path)
-        code = run_as_main(path, runtime_report)
+        code = run_as_main(path, runtime_report, args)
     finally:
         try:
             sys.stdout.flush()
@@ -143,17 +148,17 @@ def _child(path: str, out: str, env: dict, runtime_report: str | None = None) ->
             os._exit(code)
 
 
-def run_as_main(path: str, runtime_report: str | None = None) -> int:
-    """Run `path` as `__main__` in this process, as the run-time checker's runner does; its
-    exit status. With `runtime_report`, under a run-time Session whose report is saved to
+def run_as_main(path: str, runtime_report: str | None = None, args: tuple = ()) -> int:
+    """Run `path` as `__main__` with `args` on its command line in this process, as the
+    run-time checker's runner does; its exit status. With `runtime_report`, under a run-time Session whose report is saved to
     that file at each new finding and at the end."""
     from .runtime.command import save_report
     from .runtime.runner import Program, run
-    program = Program(path)
+    program = Program(path, tuple(args))
     if not runtime_report:
         return run(program).status
     from .runtime import Session
-    command = [sys.executable, path]
+    command = [sys.executable, path, *args]
     session = Session(root=os.path.dirname(path)).__enter__()
     session.on_new_finding = lambda: save_report(runtime_report, session, command)
     try:
@@ -195,7 +200,8 @@ def serve() -> None:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
-            _child(os.path.abspath(request["path"]), request["out"], request["env"], request.get("runtime_report"))
+            _child(os.path.abspath(request["path"]), request["out"], request["env"], request.get("runtime_report"),
+                   tuple(request.get("args", ())))
         code = _wait(pid, request["timeout"])
         status = {"timeout": True} if code is None else {"returncode": code}
         print(json.dumps(status), file=reply, flush=True)

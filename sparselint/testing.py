@@ -10,6 +10,8 @@ A fixture declares its run-time outcome in a header comment and its findings inl
 `# expect-misbehaves` - it exits 0 and prints a line starting with MISBEHAVES (a silent
 hazard that the script detects itself); `# expect-crash` - the process dies from a signal
 (memory corruption); `# expect-ok` - it runs clean.
+A program that reads its options from the command line says with what it runs, in a
+second header line, `# argv: --optim sparseadam`: the words given after `python path`.
 Each `# SPLnnn` code in a trailing comment is one expected finding on that line.
 
 A bad fixture goes on after its hazard the way real code does (a GCN adjacency is normalised
@@ -46,6 +48,7 @@ import subprocess
 import sys
 import os
 import re
+import shlex
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
@@ -57,6 +60,7 @@ from .scriptrunner import RunResult, run_python
 _HEADER = re.compile(r"^#\s*expect-(error|misbehaves|crash|ok)\b:?\s*(.*)$", re.M)
 _CODE = re.compile(r"\bSPL\d{3}\b")
 _RUNTIME_UNSEEN = re.compile(r"^#\s*runtime-unseen:\s*(SPL\d{3}):\s*(\S.*)$", re.M)
+_ARGV = re.compile(r"^#\s*argv:[ \t]*(.*)$", re.M)
 _FIX_OUTCOME = re.compile(r"^#\s*(safe-fix|unsafe-fix):\s*(same|differs|none)\s*$", re.M)
 
 
@@ -108,13 +112,21 @@ def findings_elsewhere(source: str, path: str, settings: Settings | None = None)
     return out
 
 
+def command_line(path: str) -> tuple[str, ...]:
+    """The words a fixture's `# argv:` line gives after `python path` (none without one)."""
+    with open(path, encoding="utf-8") as fh:
+        m = _ARGV.search(fh.read())
+    return tuple(shlex.split(m.group(1))) if m else ()
+
+
 def run_script(path: str, timeout: float = 240, fresh: bool = False) -> RunResult:
-    """Run a script as `python path` would, in a child of an interpreter that imported torch
-    once (sparselint/scriptrunner.py), or with `fresh` in a new interpreter."""
+    """Run a script as `python path ARGS` would (ARGS from its `# argv:` line), in a child of
+    an interpreter that imported torch once (sparselint/scriptrunner.py), or with `fresh` in a
+    new interpreter."""
     env = _fixture_env()
     if fresh:
         env["SPARSELINT_FORK_RUNNER"] = "0"
-    return run_python(path, env, timeout)
+    return run_python(path, env, timeout, args=command_line(path))
 
 
 def _fixture_env() -> dict:
@@ -128,7 +140,7 @@ def runtime_unseen(source: str) -> dict[str, str]:
 
 def run_script_under_checker(path: str, report_path: str, timeout: float = 240) -> RunResult:
     """`run_script` under the run-time checker, its report saved to `report_path`."""
-    return run_python(path, _fixture_env(), timeout, runtime_report=report_path)
+    return run_python(path, _fixture_env(), timeout, runtime_report=report_path, args=command_line(path))
 
 
 def runtime_contract_problems(marks: dict[str, Counter], unseen: dict[str, str], findings) -> list[str]:

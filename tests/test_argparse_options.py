@@ -124,3 +124,163 @@ def test_a_required_option_has_no_default_and_an_unread_option_changes_nothing(t
     ''').lstrip())
     r = run_cli("--no-cache", "--output-format", "concise", "req.py", cwd=tmp_path)
     assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+# -- options another module's function adds (issue 19) ------------------------------------
+
+from conftest import FIXTURES  # noqa: E402
+
+OPTION_PROJECT = os.path.join(FIXTURES, "projects", "option_module_clip_{}")
+
+
+def _copy_project(tmp_path, side="bad"):
+    import shutil
+    shutil.copytree(OPTION_PROJECT.format(side), tmp_path / side)
+    return tmp_path / side
+
+
+def _line_of(path, needle):
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_options_a_helper_of_another_module_adds_are_the_programs_options(tmp_path):
+    """opts.py adds `--optim` to an argument group inside `_add_optimization_opts(parser)`,
+    reached through `opts.train_opts(parser)`; the options travel through build_model(opt)
+    and Optimizer.from_opt(model, opt); the clipping in optimizers.py is reported with the
+    option's line in opts.py."""
+    project = _copy_project(tmp_path)
+    r = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=project)
+    assert r.returncode == 1, r.stdout + r.stderr
+    clip = _line_of(project / "optimizers.py", "clip_grad_norm_(self._params")
+    option = _line_of(project / "opts.py", '"--optim"')
+    assert re.findall(r"^([\w.]+):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [("optimizers.py", str(clip), "SPL301")]
+    assert f"because: opts.py:{option}: `--optim sparseadam`, a value the option admits" in r.stdout
+    # the twin clips only the dense parameters
+    twin = _copy_project(tmp_path, "good")
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=twin)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+def test_a_parser_not_handed_to_the_helper_gets_none_of_its_options(tmp_path):
+    project = _copy_project(tmp_path)
+    train = project / "train.py"
+    # the helper fills a parser of its own (to print its help, say), not the one parsed,
+    # whose `--optim` admits only its default
+    train.write_text(train.read_text().replace("    opts.train_opts(parser)\n", """\
+    shown = argparse.ArgumentParser()
+    opts.train_opts(shown)
+    shown.format_help()
+    parser.add_argument("--optim", default="sgd")
+    parser.add_argument("--max_grad_norm", type=float, default=5)
+    parser.add_argument("--learning_rate", type=float, default=0.1)
+    parser.add_argument("--train_steps", type=int, default=3)
+"""))
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=project)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+def test_options_added_from_a_table_the_engine_cannot_read_stay_unknown(tmp_path):
+    project = _copy_project(tmp_path)
+    (project / "opts.json").write_text('{"--optim": {"default": "sgd", "choices": ["sgd", "sparseadam"]}}')
+    opts = project / "opts.py"
+    opts.write_text(opts.read_text().replace(
+        '''    group.add_argument("--optim", default="sgd", choices=["sgd", "adagrad", "adam", "sparseadam"],
+                       help="Optimization method.")
+''', '''    import json
+    with open("opts.json") as fh:
+        for name, spec in json.load(fh).items():
+            group.add_argument(name, **spec)
+'''))
+    assert "json.load" in opts.read_text()
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=project)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+def test_configargparse_groups_add_and_a_helper_handing_the_parser_on(tmp_path):
+    """`group.add(...)` (configargparse's name for add_argument) inside a helper that another
+    helper of this module hands the parser to; the finding names that module's line."""
+    (tmp_path / "options.py").write_text(textwrap.dedent('''
+        def _optimization(parser):
+            group = parser.add_argument_group("Optimization")
+            group.add("--optim", "-optim", default="sgd", choices=["sgd", "sparseadam"])
+
+
+        def train_opts(parser):
+            _optimization(parser)
+    ''').lstrip())
+    (tmp_path / "train.py").write_text(textwrap.dedent('''
+        import configargparse
+        import torch
+        import torch.nn as nn
+        from options import train_opts
+
+
+        def add_options(p):
+            train_opts(p)
+
+
+        parser = configargparse.ArgumentParser()
+        add_options(parser)
+        opt = parser.parse_args()
+        emb = nn.Embedding(10, 3, sparse=opt.optim == "sparseadam")
+        emb(torch.tensor([1, 2])).sum().backward()
+        torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+    ''').lstrip())
+    r = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    clip = _line_of(tmp_path / "train.py", "clip_grad_norm_")
+    option = _line_of(tmp_path / "options.py", '"--optim"')
+    assert re.findall(r"^([\w.]+):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [("train.py", str(clip), "SPL301")]
+    assert f"because: options.py:{option}: `--optim sparseadam`, a value the option admits" in r.stdout
+
+
+@pytest.mark.torch
+def test_the_option_project_fails_with_the_option_and_runs_clean_without_it(tmp_path):
+    project = _copy_project(tmp_path)
+    plain = subprocess.run([sys.executable, "train.py"], cwd=project, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0, plain.stderr[-500:]
+    given = subprocess.run([sys.executable, "train.py", "--optim", "sparseadam"], cwd=project, capture_output=True,
+                           text=True, timeout=300)
+    assert given.returncode != 0 and "Could not run 'aten::linalg_vector_norm'" in given.stderr
+    clip = _line_of(project / "optimizers.py", "clip_grad_norm_(self._params")
+    assert f'optimizers.py", line {clip}, in step' in given.stderr
+
+
+def test_values_tested_where_the_program_builds_come_first_under_the_cap(tmp_path):
+    """Seven values of `--dtype` come before `--optim`; the cap on runs leaves room for six:
+    `sparseadam`, which the program tests on its `sparse=` line, is among the values run."""
+    (tmp_path / "train.py").write_text(textwrap.dedent('''
+        import argparse
+        import torch
+        import torch.nn as nn
+
+        DTYPES = {"fp32": torch.float32, "fp64": torch.float64, "fp16": torch.float16, "bf16": torch.bfloat16,
+                  "half": torch.half, "double": torch.double, "float": torch.float}
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dtype", default="fp32", choices=["fp64", "fp16", "bf16", "half", "double", "float"])
+        parser.add_argument("--optim", default="sgd", choices=["sgd", "sparseadam"])
+        args = parser.parse_args()
+        emb = nn.Embedding(10, 3, sparse=args.optim == "sparseadam")
+        emb = emb.to(DTYPES[args.dtype])
+        optimizer = torch.optim.SGD(emb.parameters(), lr=0.1)
+        emb(torch.tensor([1, 2])).sum().backward()
+        torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+        optimizer.step()
+    ''').lstrip())
+    r = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    clip = _line_of(tmp_path / "train.py", "clip_grad_norm_")
+    assert re.findall(r"^([\w.]+):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [("train.py", str(clip), "SPL301")]
+    assert "`--optim sparseadam`, a value the option admits" in r.stdout
+
+
+def test_a_cached_result_follows_the_options_module(tmp_path):
+    """The check of train.py depends on opts.py: once `sparseadam` is no longer a choice
+    there, the cached finding is not reused."""
+    project = _copy_project(tmp_path)
+    cache = tmp_path / "cache"
+    assert run_cli("--cache-dir", str(cache), "train.py", cwd=project).returncode == 1
+    opts = project / "opts.py"
+    opts.write_text(opts.read_text().replace('"adam", "sparseadam"]', '"adam"]'))
+    r = run_cli("--cache-dir", str(cache), "--output-format", "concise", "train.py", cwd=project)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout

@@ -448,3 +448,50 @@ def test_a_method_called_on_self_as_the_class_walk_starts_it_is_walked_loudly_on
     # new, so only its own run reports (the call's outcome is still worked out, silently)
     assert found == [(12, "SPL001")]
     assert walked.count("_step") == 1, walked
+
+
+_TRAINER = '''
+from torch.nn.utils import clip_grad_norm_
+
+
+class Trainer:
+    def __init__(self, params, max_norm):
+        self.params = list(params)
+        self.max_norm = max_norm
+
+    @classmethod
+    def from_model(cls, model, max_norm=5.0):
+        return cls(model.parameters(), max_norm)
+
+    @staticmethod
+    def make(model):
+        return Trainer(model.parameters(), 1.0)
+
+    def clip(self):
+        clip_grad_norm_(self.params, self.max_norm)
+'''
+
+
+def test_a_class_method_of_a_class_imported_from_another_module_runs_there(tmp_path):
+    """`Trainer.from_model(model)` (a classmethod: `cls` is that module's class) and
+    `Trainer.make(model)` (a staticmethod) build a Trainer there; its methods, called here on
+    what they return, are that module's."""
+    import re
+    from conftest import run_cli
+    (tmp_path / "trainer.py").write_text(_TRAINER.lstrip())
+    clip = next(i for i, line in enumerate(_TRAINER.lstrip().splitlines(), 1) if "clip_grad_norm_(" in line)
+    for made in ("Trainer.from_model(model)", "Trainer.make(model)"):
+        for sparse, expected in (("True", [("trainer.py", str(clip), "SPL301")]), ("False", [])):
+            (tmp_path / "train.py").write_text(textwrap.dedent(f'''
+                import torch
+                import torch.nn as nn
+                from trainer import Trainer
+
+                model = nn.Embedding(10, 3, sparse={sparse})
+                trainer = {made}
+                model(torch.tensor([1, 2])).sum().backward()
+                trainer.clip()
+            ''').lstrip())
+            r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=tmp_path)
+            found = re.findall(r"^([\w.]+):(\d+):\d+: (SPL\d+)", r.stdout, re.M)
+            assert found == expected, (made, sparse, r.stdout + r.stderr)

@@ -2,18 +2,23 @@
 its sparse switch from `argparse` is checked with each value its options admit.
 
 The options are read from the module's own `parser.add_argument(...)` calls with literal
-names: their defaults (argparse's `None` where none is given, `False` for `store_true`),
+names, and from those of the functions it hands its parser to, in this module or another
+module of the project (`opts.train_opts(parser)`, which adds them to an argument group of
+it, or hands it on to further functions): their defaults (argparse's `None` where none is given, `False` for `store_true`),
 each of their `choices`, and each on/off flag turned on. The module is checked once with
 every option at its default, then once per other admitted value of one option (the rest at
 their defaults), as a user who passes that one option runs it. What `parse_args()` returns
-then holds those values, each with where it comes from.
+then holds those values, each with where it comes from (the `add_argument` line, in its
+own file). An option added through what cannot be read (names from a table) is not one of
+them: what the program reads of it stays unknown.
 """
 from __future__ import annotations
 
 import ast
+import os
 import re
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..diagnostics import Evidence
@@ -21,10 +26,21 @@ from .evaluation.facts import Const, Fact, Scalar
 
 _PARSED: ContextVar[Optional[tuple]] = ContextVar("parsed_arguments", default=None)
 _HAS_OPTIONS = re.compile(r"\.add_argument\(")
+# a parser built here, which other functions may add options to
+_MAKES_PARSER = re.compile(r"ArgumentParser\(")
 _PARSES = re.compile(r"\.parse(?:_known)?_args\(")
 # what an option can lead to: an optimizer built, gradients clipped, sparse gradients
 _ACTS = re.compile(r"\b(optim|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|clip_grad_\w+|sparse)\b")
 MAX_CONFIGURATIONS = 8
+# how deep helpers that hand the parser on are followed, and how far imports are followed for
+# the places the options are read
+MAX_HELPER_DEPTH = 6
+MAX_IMPORT_DEPTH = 3
+MAX_READ_FILES = 60
+# what a helper adds options through: the parser, an argument group of it (configargparse
+# spells `add_argument` as `add` too)
+_ADDS = frozenset({"add_argument", "add"})
+_GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
 _FLAGS = {"store_true": (False, True), "store_false": (True, False)}
 
 
@@ -36,6 +52,7 @@ class _Option:
     column: int
     default: object
     others: tuple  # the other values a user may give
+    path: str = ""  # the file that adds it, when it is not the checked one
 
 
 def parsed_arguments() -> Optional[tuple]:
@@ -43,44 +60,239 @@ def parsed_arguments() -> Optional[tuple]:
     return _PARSED.get()
 
 
-def configurations(text: str) -> list[tuple]:
+def configurations(text: str, path: str = "", dependencies: Optional[set] = None) -> list[tuple]:
     """(name, fact) attributes of the parsed arguments, one tuple per configuration (None:
-    nothing known, first). Empty when the module declares no options worth turning."""
-    if not (_HAS_OPTIONS.search(text) and _PARSES.search(text) and _ACTS.search(text)):
+    nothing known, first). Empty when the module declares no options worth turning. The
+    files the options come from, or are read in, are added to `dependencies`."""
+    if not _PARSES.search(text):
+        return []
+    own, made = _HAS_OPTIONS.search(text), bool(path) and _MAKES_PARSER.search(text)
+    if not (own or made):
         return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    # an option the program never reads (`args.name`) near an optimizer, clipping or a
-    # sparse switch cannot change a finding worth the extra runs
-    lines = text.splitlines()
-    options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None and _acts_near(o.dest, lines)]
+    options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None] if own else []
+    if made:
+        # the options of the functions the module hands its parser to (its own functions'
+        # are among its `add_argument` calls already)
+        here = os.path.abspath(path)
+        options += [o for o in _options_of_helpers(tree, text, path) if o.path != here]
     if not options:
         return []
-    defaults = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`"))
+    # an option the program never reads (`args.name`) near an optimizer, clipping or a
+    # sparse switch, here or in the modules it imports, cannot change a finding worth the
+    # extra runs
+    read, tested = _read_near_acts(text)
+    if path and any(o.dest not in read for o in options):
+        more, more_tested = _read_in_imports(path, text, dependencies)
+        read, tested = read | more, tested | more_tested
+    options = [o for o in options if o.dest in read]
+    if not options:
+        return []
+    if dependencies is not None:
+        dependencies.update(o.path for o in options if o.path)
+    defaults = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`", path))
                 for o in options if o.default is not _NO_VALUE}
     # first as before, nothing known of the options (a value without choices, `--clip`, may
     # be any), then the defaults, then each other admitted value
     found: list = [None, tuple(sorted(defaults.items()))]
-    for o in options:
-        for value in o.others:
-            if len(found) >= MAX_CONFIGURATIONS:
-                return found
-            text_ = f"`{o.spelled}` given" if value is True and o.default is False else \
-                f"`{o.spelled} {_shown(value)}`, a value the option admits"
-            config = {**defaults, o.dest: _fact(value, _at(o, text_))}
-            found.append(tuple(sorted(config.items())))
+    # the values the program tests on the line of an optimizer, a clipping or a sparse switch
+    # (`sparse=opt.optim == "sparseadam"`) first: they are the ones that change what it
+    # builds; then the others, in the order they are declared
+    turned = sorted(((o, v) for o in options for v in o.others), key=lambda ov: ov[1] not in tested)
+    for o, value in turned:
+        if len(found) >= MAX_CONFIGURATIONS:
+            return found
+        text_ = f"`{o.spelled}` given" if value is True and o.default is False else \
+            f"`{o.spelled} {_shown(value)}`, a value the option admits"
+        config = {**defaults, o.dest: _fact(value, _at(o, text_, path))}
+        found.append(tuple(sorted(config.items())))
     return found
 
 
-def _acts_near(dest: str, lines: list, window: int = 3) -> bool:
-    read = re.compile(rf"\.{re.escape(dest)}\b")
-    for i, line in enumerate(lines):
-        if read.search(line) and not line.lstrip().startswith(("#", "parser.", "p.")) and any(
-                _ACTS.search(near) for near in lines[i:i + window + 1]):
-            return True
-    return False
+_ATTRIBUTE = re.compile(r"\.(\w+)\b")
+_STRING = re.compile(r"""["']([\w.+-]{1,40})["']""")
+_NEAR: dict[int, tuple] = {}
+
+
+def _read_near_acts(text: str, window: int = 3) -> tuple[frozenset, frozenset]:
+    """The attributes a module reads on a line at most `window` lines above an optimizer,
+    clipping or a sparse switch (or on that line), and the strings on such a line."""
+    key = hash(text)
+    found = _NEAR.get(key)
+    if found is None:
+        lines = text.splitlines()
+        out: set = set()
+        tested: set = set()
+        for j, line in enumerate(lines):
+            if _ACTS.search(line) and not line.lstrip().startswith(("#", "parser.", "p.")):
+                tested.update(_STRING.findall(line))
+                for near in lines[max(0, j - window):j + 1]:
+                    if not near.lstrip().startswith(("#", "parser.", "p.")):
+                        out.update(_ATTRIBUTE.findall(near))
+        if len(_NEAR) > 4096:
+            _NEAR.clear()
+        found = _NEAR[key] = (frozenset(out), frozenset(tested))
+    return found
+
+
+def _read_in_imports(path: str, text: str, dependencies: Optional[set]) -> tuple[frozenset, frozenset]:
+    """What `_read_near_acts` finds in the project modules a module imports, and those they
+    import, a few levels down: the options travel there (`build_model(opt)`)."""
+    from .project.models import project_index
+    index = project_index()
+    out: set = set()
+    tested: set = set()
+    seen = {os.path.abspath(path)}
+    level = list(index.imported_files(path, text))
+    for _ in range(MAX_IMPORT_DEPTH):
+        following = []
+        for file in level:
+            if file in seen or len(seen) > MAX_READ_FILES:
+                continue
+            seen.add(file)
+            body = index._text(file)
+            if body is None:
+                continue
+            if dependencies is not None:
+                dependencies.add(file)
+            read, strings = _read_near_acts(body)
+            out |= read
+            tested |= strings
+            following.extend(index.imported_files(file))
+        level = following
+    return frozenset(out), frozenset(tested)
+
+
+def _options_of_helpers(tree: ast.Module, text: str, path: str) -> list:
+    """The options added by the functions a module calls with a parser it builds (or an
+    argument group of one), found through the project index."""
+    parsers = _parser_names(tree)
+    if not parsers:
+        return []
+    out = []
+    # what each helper adds, worked out once in this check (a helper's helpers live in other
+    # files, which may change between checks)
+    added: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for slot in _passed(node, parsers):
+                target = _resolve(node.func, path, text)
+                if target is not None:
+                    out.extend(_added_by(*target, slot, 0, added))
+    return list(_first_of_each(out))
+
+
+def _parser_names(tree: ast.AST) -> set:
+    """Names of the parsers the module builds that parse the command line: the receiver of
+    `parse_args()`, or a parser a function returns (`_get_parser().parse_args()`); a
+    parser built for another purpose does not give the program its options."""
+    made = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and _called_name(node.value.func).endswith("ArgumentParser")
+            for t in node.targets if isinstance(t, ast.Name)}
+    if not made:
+        return made
+    used = {node.func.value.id for node in ast.walk(tree) if isinstance(node, ast.Call) and not node.args
+            and isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_args", "parse_known_args")
+            and isinstance(node.func.value, ast.Name)}
+    used |= {node.value.id for node in ast.walk(tree) if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)}
+    return _with_groups(tree, made & used)
+
+
+def _with_groups(scope: ast.AST, names: set) -> set:
+    """`names` and the argument groups made of them (`group = parser.add_argument_group()`)."""
+    names = set(names)
+    assigns = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+               and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in _GROUPS
+               and isinstance(n.value.func.value, ast.Name)]
+    grown = True
+    while grown:
+        grown = False
+        for n in assigns:
+            if n.value.func.value.id in names:
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id not in names:
+                        names.add(t.id)
+                        grown = True
+    return names
+
+
+def _called_name(func: ast.AST) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _passed(call: ast.Call, names: set) -> list:
+    """Where a call passes one of `names`: ("pos", index) or ("kw", keyword)."""
+    slots = [("pos", i) for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in names]
+    slots += [("kw", k.arg) for k in call.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id in names]
+    if slots and any(isinstance(a, ast.Starred) for a in call.args):
+        return []  # which parameter receives it is not known
+    return slots
+
+
+def _resolve(func: ast.AST, path: str, text: Optional[str]) -> Optional[tuple[str, str]]:
+    """(file, name) of the function a call names: one of the module, or one it imports."""
+    from .project.models import project_index
+    index = project_index()
+    if isinstance(func, ast.Name):
+        if index.function_def(path, func.id, text) is not None:
+            return os.path.abspath(path), func.id
+        return index.resolve_function(func.id, path, text)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return index.resolve_function(func.value.id, path, text, func.attr)
+    return None
+
+
+def _added_by(file: str, name: str, slot: tuple, depth: int, added: dict) -> tuple:
+    """The options a module's function adds to the parser it receives in `slot`, itself,
+    through argument groups of it, or through the functions it hands either to."""
+    from .project.models import project_index
+    index = project_index()
+    key = (file, name, slot)
+    if key in added:
+        return added[key]
+    added[key] = ()  # a helper that calls itself adds nothing more
+    fn = index.function_def(file, name)
+    param = _parameter(fn, slot) if fn is not None else None
+    out: list = []
+    if param is not None:
+        names = _with_groups(fn, {param})
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _ADDS and isinstance(func.value, ast.Name) \
+                    and func.value.id in names:
+                option = _option(node)
+                if option is not None:
+                    out.append(replace(option, path=file))
+            elif depth < MAX_HELPER_DEPTH:
+                for inner in _passed(node, names):
+                    target = _resolve(func, file, None)
+                    if target is not None:
+                        out.extend(_added_by(*target, inner, depth + 1, added))
+    added[key] = found = tuple(out)
+    return found
+
+
+def _parameter(fn: ast.AST, slot: tuple) -> Optional[str]:
+    args = fn.args
+    if slot[0] == "pos":
+        positional = [*args.posonlyargs, *args.args]
+        return positional[slot[1]].arg if slot[1] < len(positional) else None
+    named = [a.arg for a in (*args.args, *args.kwonlyargs)]
+    return slot[1] if slot[1] in named else None
+
+
+def _first_of_each(options):
+    """Each option once, as argparse keeps it (the same helper called twice adds nothing new)."""
+    seen = set()
+    for o in options:
+        if (o.path, o.line, o.column) not in seen:
+            seen.add((o.path, o.line, o.column))
+            yield o
 
 
 def use(config: Optional[tuple]):
@@ -155,8 +367,13 @@ def _fact(value, evidence: Evidence) -> Fact:
     return Const(value=value, evidence=(evidence,))
 
 
-def _at(option: _Option, text: str) -> Evidence:
-    return Evidence(option.line, option.column, text)
+def _at(option: _Option, text: str, checked: str = "") -> Evidence:
+    if not option.path:
+        return Evidence(option.line, option.column, text)
+    # the other file, named as the checked file is named (relative to where it was given)
+    shown = os.path.normpath(os.path.join(os.path.dirname(checked),
+                                          os.path.relpath(option.path, os.path.dirname(os.path.abspath(checked)))))
+    return Evidence(option.line, option.column, text, path=shown)
 
 
 def _shown(value) -> str:

@@ -322,6 +322,9 @@ class Calls:
                         if applied is not None:
                             return applied
                     return self._method(recv.target, func.attr.value, None, None, bound=False)
+                if recv.file and recv.node is None and recv.receiver is None and not recv.local:
+                    # `Optimizer.from_opt(model, opt)`: one on a class imported from another module
+                    return self._foreign_class_method(recv, func.attr.value, call, state)
                 return None
             cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
             found = self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
@@ -918,6 +921,28 @@ class Calls:
             self._models[qualname] = found
         return self._models[qualname]
 
+    def _foreign_class_method(self, cls: Callee, name: str, call: cst.Call, state) -> Optional[_Target]:
+        """`Class.method(...)` of a class or static method of a class of another module, run
+        there (`cls` is that class there), when the class's source holds a token or the call
+        passes a fact a hazard can hang on."""
+        if os.path.abspath(cls.file) == os.path.abspath(self.walker.ctx.path):
+            return None
+        found = self._foreign_class(f"{cls.file}::{cls.target}")
+        if found is None:
+            return None
+        there, klass, file, cname, tokens = found
+        method = there.method(klass, name)
+        kind = _method_kind(method) if method is not None else None
+        if kind is None:
+            return None  # an instance method through the class, or inherited: not followed
+        inf = self.walker.ctx.inference
+        if not tokens and not any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args):
+            return None
+        self.walker.ctx.dependencies.add(file)
+        # `cls` is a class of that module: it travels with its file, as a callable value does
+        receiver = Callee(target=cname, local=True, file=file) if kind == "classmethod" else None
+        return _Target(method, f"{cname}.{name}", receiver=receiver, walker=there, summary=True)
+
     def _foreign_method(self, recv, name: str, recv_path: Optional[str], call: Optional[cst.Call], state,
                         getter: bool = False) -> Optional[_Target]:
         """`obj.method(...)` (or, with `getter`, the property `obj.name`) on an object of a
@@ -1285,7 +1310,7 @@ class Calls:
             result = there.calls._analyse(target.node, bound, there.calls.module_outer(target.node), inf.grad_enabled,
                                           here.backward_follows(site), saved)
             if result is not None:
-                result = _Result(_portable(result.returned, there.ctx, there.ctx.path),
+                result = _Result(_portable(_qualified(result.returned, there), there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
                                  saved={k: _portable_evidence(e, there.ctx, there.ctx.path)
                                         for k, e in result.saved.items()},
@@ -1918,6 +1943,10 @@ def _relevant(fact, depth: int = 0) -> bool:
     if isinstance(fact, Optimizer):
         return fact.params is not None and _relevant(fact.params, depth + 1)
     if isinstance(fact, Instance):
+        if fact.cls == "argparse.Namespace" and fact.attrs:
+            # the command line's options in one configuration: they pick the branches the
+            # callee runs (which optimizer, `sparse=`), however plain each value is
+            return True
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
     if isinstance(fact, Items):
         return depth < 3 and any(_relevant(v, depth + 1) for v in fact.items)
@@ -2071,6 +2100,14 @@ def _plain_value(fact, depth: int = 0) -> bool:
         return depth < 3 and bool(known) and all(_plain_value(v, depth + 1) for v in known)
     return (isinstance(fact, Instance) and depth < 3 and bool(fact.attrs)
             and all(_plain_value(v, depth + 1) for _, v in fact.attrs))
+
+
+def _qualified(fact, there):
+    """An object of a class of `there`'s module, named so that the caller finds its methods
+    there (`Optimizer.from_opt(...)` returns an `Optimizer` of that module)."""
+    if isinstance(fact, Instance) and fact.cls in there.classes:
+        return replace(fact, cls=f"{os.path.abspath(there.ctx.path)}::{fact.cls}")
+    return fact
 
 
 def _local_class(fact, path: str) -> Optional[str]:

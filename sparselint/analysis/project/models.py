@@ -19,7 +19,7 @@ import textwrap
 import warnings
 from dataclasses import dataclass, replace
 from typing import Optional
-from .installed import installed_file
+from .installed import installed, installed_file
 
 from ..cst.names import CANONICAL
 
@@ -80,6 +80,7 @@ class ProjectIndex:
         self._reads: dict[ast.Module, frozenset] = {}
         self._value_matters: dict[tuple, bool] = {}
         self._kinds: dict[tuple, Optional[str]] = {}
+        self._imported: dict[tuple, tuple] = {}
 
     # -- editor buffers ----------------------------------------------------------------
 
@@ -106,7 +107,7 @@ class ProjectIndex:
             del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
                      self._module_classes, self._owners, self._token_functions, self._reached, self._methods, self._tops,
-                     self._reads, self._value_matters, self._kinds):
+                     self._reads, self._value_matters, self._kinds, self._imported):
             memo.clear()
 
     def offer(self, path: str, text: str, tree: ast.Module) -> None:
@@ -279,6 +280,37 @@ class ProjectIndex:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     found.setdefault(node.name, node)
         return found
+
+    def function_def(self, file: str, name: str, text: Optional[str] = None) -> Optional[ast.FunctionDef]:
+        """The `ast` of a module's top-level function `name` (no LibCST parse)."""
+        loaded = self._load(file, text)
+        node = self._top(loaded[0]).get(name) if loaded is not None else None
+        return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+    def imported_files(self, file: str, text: Optional[str] = None) -> tuple[str, ...]:
+        """The files of the project's own modules (not installed packages) that a module
+        imports, or imports names from."""
+        key = (os.path.abspath(file), hash(text) if text is not None else None)
+        if key not in self._imported:
+            loaded = self._load(file, text)
+            found: dict[str, None] = {}
+            for target in (loaded[1].values() if loaded is not None else ()):
+                if target.startswith("torch"):
+                    continue
+                if target.startswith("@"):
+                    folder, _, name = target[1:].partition(":")
+                    cands = (os.path.join(folder, name + ".py"), os.path.join(folder, name, "__init__.py"),
+                             folder + ".py", os.path.join(folder, "__init__.py"))
+                    module = next((c for c in cands if os.path.isfile(c)), None)
+                else:
+                    # `import a.b` or `from a.b import c`: c may be a module or a name of a.b
+                    module = self._find_module(target, file)
+                    if module is None and "." in target:
+                        module = self._find_module(target.rpartition(".")[0], file)
+                if module is not None and not installed(module):
+                    found[os.path.abspath(module)] = None
+            self._imported[key] = tuple(found)
+        return self._imported[key]
 
     def makes_functions(self, file: str, name: str) -> bool:
         """A top-level function of a module returns a nested function or a lambda (a

@@ -401,3 +401,24 @@ def test_a_member_inherited_from_a_library_keeps_the_class_whole():
     src = TESTS_READING_A_CLASS.replace("class Helpers:", "class Helpers(Base):").replace(
         "Helpers.first(build())", "Helpers.first(build())\n        Helpers.inherited(build())")
     assert "def unrelated(a):" in kept(src)
+
+
+def test_an_isinstance_test_and_a_layer_named_but_not_built_make_nothing_matter():
+    """`isinstance(v, Helpers)` runs none of `Helpers`' code, and `ty is nn.Parameter` builds
+    no parameter: torch's tracing code kept classes whole for both."""
+    import ast
+
+    from sparselint.analysis.project.models import class_may_own_parameters
+
+    src = TESTS_READING_A_CLASS.replace("Helpers.first(build())", "Helpers.first(build())\n        ok = isinstance(self, Suite)")
+    lines = kept(src)
+    assert "class Suite(Common):" in lines and "def test_dense(self):" not in lines
+
+    def owner(text):
+        return class_may_own_parameters(ast.parse(text).body[0])
+
+    assert not owner("class V(Tracker):\n    def f(self, ty):\n        return ty is torch.nn.parameter.Parameter\n")
+    assert not owner("class V(Tracker):\n    def f(self, v):\n        return isinstance(v, nn.Parameter)\n")
+    assert owner("class M(Base):\n    def __init__(self):\n        self.e = nn.Embedding.from_pretrained(w, sparse=True)\n")
+    assert owner("class M(nn.Embedding):\n    pass\n")
+    assert owner("class M(Base):\n    def __init__(self):\n        self.w = Parameter(torch.zeros(3))\n")

@@ -869,10 +869,31 @@ def push_children(node: ast.AST, stack: list) -> None:
 
 def class_may_own_parameters(node: ast.ClassDef) -> bool:
     """A class that can be a model worth knowing inside its methods: it has bases, and it
-    or its methods touch its own parameters or sparse-capable layers. The parameters of
-    another object (`model.parameters()` in a test case, `signature(f).parameters`) say
-    nothing of the class's own."""
-    return bool(node.bases) and any(_owner_hint(n) for n in nodes_under(node))
+    or its methods build parameters or sparse-capable layers, or read its own parameters.
+    The parameters of another object (`model.parameters()` in a test case,
+    `signature(f).parameters`) and a layer class named but not built (`isinstance(v,
+    nn.Parameter)`, `ty is nn.Parameter`) say nothing of the class's own."""
+    if not node.bases:
+        return False
+    if any(_owner_hint(n) for b in node.bases for n in nodes_under(b)):
+        return True  # `class Table(nn.Embedding)`
+    stack: list = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call) and _built_by(n.func):
+            return True  # `nn.Embedding(...)`, `nn.Embedding.from_pretrained(...)`, `self.parameters()`
+        if isinstance(n, ast.Attribute) and n.attr in _OWN_PARAMETERS and _owner_hint(n):
+            return True  # `params=self.parameters` handed on
+        push_children(n, stack)
+    return False
+
+
+def _built_by(func: ast.AST) -> bool:
+    while isinstance(func, ast.Attribute):
+        if _owner_hint(func):
+            return True
+        func = func.value
+    return _owner_hint(func)
 
 
 def _owner_hint(n: ast.AST) -> bool:

@@ -34,6 +34,7 @@ from ..project.models import class_may_own_parameters, parse_python, push_childr
 from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TYPE_TESTS = frozenset({"isinstance", "issubclass"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _SELF = frozenset({"self", "cls"})
@@ -68,6 +69,7 @@ class _Unit:
     # names it reads other than as `name.attr` (a call, an argument, a value): a class read
     # only through its attributes (`Case.helper`) is not built there
     bare: set[str] = field(default_factory=set)
+    tested: set[str] = field(default_factory=set)  # the classes of its `isinstance` tests
 
 
 def _module_words(dotted_name: str, tokens: Optional[Tokens] = None) -> list[str]:
@@ -89,11 +91,16 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
     dead_ends = tokens.dead_ends
     dead: set[int] = set()  # a name or attribute whose token does not count here (`optim` of `optim.step`)
     heads: set[int] = set()  # names read as `name.attr`
+    tested: set[int] = set()  # names of the classes of an `isinstance` test
     stack = list(nodes)
     while stack:
         n = stack.pop()
         kind = type(n)
         if kind is ast.Name:
+            if tested and id(n) in tested:
+                used.add(n.id)
+                unit.tested.add(n.id)
+                continue
             if not dead or id(n) not in dead:
                 words.add(n.id)
             if type(n.ctx) is ast.Load:
@@ -126,6 +133,12 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             if type(f) is ast.Name:
                 unit.called.add(f.id)
                 unit.callee_words.add(f.id)
+                if f.id in _TYPE_TESTS and len(n.args) == 2:
+                    # `isinstance(x, Case)` runs none of `Case`'s code and builds nothing
+                    classes = n.args[1].elts if type(n.args[1]) is ast.Tuple else [n.args[1]]
+                    for c in classes:
+                        if type(c) is ast.Name:
+                            tested.add(id(c))
             elif type(f) is ast.Attribute:
                 unit.callee_words.add(f.attr)
                 if type(f.value) is ast.Name:
@@ -160,7 +173,7 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             # its defaults run here; its body where it is called
             inner = _Unit(n)
             _summarise(inner, [n.body], tokens, class_name)
-            for name in ("words", "used", "called", "callee_words", "members", "stores", "bare"):
+            for name in ("words", "used", "called", "callee_words", "members", "stores", "bare", "tested"):
                 getattr(unit, name).update(getattr(inner, name))
             unit.lambda_words.update(inner.words, inner.callee_words, inner.lambda_words)
             stack.append(n.args)
@@ -337,6 +350,9 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         if own is None:
             own = class_members[j] = {m for k in children[j] for m in _bound_names(units[k].node)}
         read = {w[len(name) + 1:] for w in u.words if w.startswith(name + ".")}
+        if not read and name in u.tested:
+            keep(j, _REACHED, d)  # the class must exist for the test; its header says what it derives from
+            return
         if not read or not read <= own:
             make_whole(j, _REACHED, d)
             return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable
 
 from .rule import Rule, all_rules, rule_index
@@ -96,6 +97,12 @@ def _chosen(rule, select, ignore, extend_select) -> bool:
 
 
 def resolve(select, ignore, extend_select) -> tuple[type[Rule], ...]:
+    # asked for every file of a run (2,300 in torch's tree), with the same selectors
+    return _resolved(tuple(select), tuple(ignore), tuple(extend_select))
+
+
+@lru_cache(maxsize=64)
+def _resolved(select: tuple, ignore: tuple, extend_select: tuple) -> tuple[type[Rule], ...]:
     return tuple(r for r in all_rules() if _chosen(r, select, ignore, extend_select))
 
 

@@ -94,6 +94,33 @@ def declares_record(node) -> bool:
             or any(name(b) in _NAMEDTUPLE for b in node.bases))
 
 
+def field_annotations(node) -> dict:
+    """Field name -> (its annotation, its literal default) of an `ast.ClassDef`'s body, the
+    default None where it is not one literal (`field(...)`, a call)."""
+    import ast
+    out = {}
+    for st in node.body:
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+            default = st.value if isinstance(st.value, ast.Constant) else None
+            out[st.target.id] = (st.annotation, default)
+    return out
+
+
+def literal_members(annotation) -> tuple:
+    """The `ast.Constant` members of a `Literal["a", "b"]` annotation (also `typing.Literal`,
+    `Optional[Literal[...]]` is not read); () for any other annotation."""
+    import ast
+    if not isinstance(annotation, ast.Subscript):
+        return ()
+    head = annotation.value
+    if not ((isinstance(head, ast.Name) and head.id == "Literal")
+            or (isinstance(head, ast.Attribute) and head.attr == "Literal")):
+        return ()
+    inner = annotation.slice
+    members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    return tuple(m for m in members if isinstance(m, ast.Constant))
+
+
 def _flag(node: Optional[cst.BaseExpression]):
     """A literal True/False option; None when absent; _BUSY when it is not a literal."""
     if node is None:

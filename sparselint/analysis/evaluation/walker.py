@@ -24,6 +24,7 @@ from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scal
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
+from .. import options, records
 from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
@@ -233,8 +234,16 @@ class Walker:
         final, returned = self._body(node, outer, initial, silent, entry=entry)
         if entry is not None and self._has_options(node):
             # once more as a caller who passes nothing gets it: the literal defaults, and a
-            # record-class config built from its own
-            self._body(node, outer, initial, silent, entry=replace(entry, defaults=True))
+            # record-class config built from its own; then once per other value the code
+            # admits for one option of its config, the rest at their defaults
+            admitted: dict = {}
+            token = options.collect(admitted)
+            try:
+                self._body(node, outer, initial, silent, entry=replace(entry, defaults=True))
+            finally:
+                options.stop(token)
+            for turned in options.turns(admitted):
+                self._body(node, outer, initial, silent, entry=replace(entry, defaults=True, turned=turned))
         name = node.name.value
         # what an entry point's callers may pass is not what this module's calls pass: its
         # returns are no summary
@@ -295,7 +304,7 @@ class Walker:
         inference.enter(state)
         if entry is not None and entry.defaults:
             self._entry_defaults(node, state, entry)
-            self._default_configs(node, state, inference)
+            self._default_configs(node, state, inference, entry)
         self.silent += silent
         try:
             final = self.scope(body, state, inference, scope)
@@ -497,7 +506,8 @@ class Walker:
         """Whether an entry point has keyword defaults or an annotated parameter, and code
         that can act on them (see `options.acts`)."""
         p = node.params
-        if not any(x.default is not None or x.annotation is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params)):
+        if not any(x.default is not None or x.annotation is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params)) \
+                and not isinstance(p.star_kwarg, cst.Param):
             return False
         return option_acts(node)
 
@@ -508,8 +518,18 @@ class Walker:
                                     "passes nothing gets")
         for name, fact in literal_defaults(node, says).items():
             state.env.setdefault(name, fact)
+        kwargs = node.params.star_kwarg
+        if isinstance(kwargs, cst.Param) and kwargs.name.value not in state.env:
+            # `**overrides`: empty, or holding the one option a caller sets in this run
+            name = kwargs.name.value
+            given = ()
+            if entry.turned is not None and entry.turned[0].param == name and not entry.turned[0].record:
+                given = ((entry.turned[0].key, entry.turned[1]),)
+            state.env[name] = Instance(cls="dict", attrs=given, keys=tuple(k for k, _ in given),
+                                       caller=(name, entry.function),
+                                       evidence=(Evidence.at(kwargs, f"`**{name}` of `{entry.function}()`"),))
 
-    def _default_configs(self, node: cst.FunctionDef, state: State, inference) -> None:
+    def _default_configs(self, node: cst.FunctionDef, state: State, inference, entry) -> None:
         """`def train(cfg: Config)` as an entry point: a user may pass `Config()`, so the
         parameter holds what a record class of the project builds from its defaults."""
         for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
@@ -530,9 +550,37 @@ class Walker:
                 attrs = tuple((attr, replace(sub, evidence=(Evidence.at(p, f"`{name}.{attr}` is `{sub.value!r}` in "
                                                                            f"`{cls}()`, the defaults a caller may pass"),))
                                if isinstance(sub, (Const, Scalar)) else sub) for attr, sub in made.attrs)
+                attrs = self._record_options(cls, name, attrs, entry)
                 state.env[name] = replace(made, attrs=attrs, evidence=(Evidence.at(p, f"annotated as `{cls}`"),))
                 for attr, sub in attrs:
                     state.env[f"{name}.{attr}"] = sub
+
+    def _record_options(self, cls: str, param: str, attrs: tuple, entry) -> tuple:
+        """The fields of a record-class config a caller builds: each default an option of
+        the entry point (a `Literal[...]` field admits its members); in a run that turns one
+        option, that field holds the value turned to."""
+        index = project_index()
+        qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
+        info = index._class(qualname, self.ctx.path, self.ctx.source) if qualname is not None else None
+        fields = records.field_annotations(info.node) if info is not None else {}
+        # its file as this file's findings show other files: relative to where this one is
+        here = self.ctx.path
+        shown = os.path.normpath(os.path.join(os.path.dirname(here), os.path.relpath(
+            info.path, os.path.dirname(os.path.abspath(here))))) if info is not None else ""
+        out = []
+        for attr, sub in attrs:
+            option = options.Option(param, attr, entry.function, record=True)
+            if entry.turned is not None and entry.turned[0] == option:
+                out.append((attr, entry.turned[1]))
+                continue
+            annotation, default = fields.get(attr, (None, None))
+            where = Evidence(default.lineno, default.col_offset + 1, "", path=shown) if default is not None else None
+            sub = options.as_option(sub, option, where)
+            for member in records.literal_members(annotation):
+                options.admit(sub, member.value, Evidence(member.lineno, member.col_offset + 1, "", path=shown),
+                              "a member of its `Literal` annotation")
+            out.append((attr, sub))
+        return tuple(out)
 
     def summary(self, name: str) -> Optional[Fact]:
         """What a module-level function of this file returns, whatever its arguments."""

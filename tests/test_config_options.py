@@ -1,0 +1,161 @@
+"""Configs are inputs: a public function of a package that merges a caller's keywords over a
+defaults dict, or receives a record-class config, is checked with each value its code admits
+for one option at a time (a key of the table the value indexes, a member of a `Literal`
+annotation, the other truth value of a flag); each finding names the option and where its
+value is written. The programs run under torch with the same values. Real CLI runs on real
+files."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+
+TABLE_PROJECT = os.path.join(FIXTURES, "projects", "api_config_dict_option_bad")
+LITERAL_PROJECT = os.path.join(FIXTURES, "projects", "api_config_literal_bad")
+
+
+def _findings(stdout: str) -> list:
+    return re.findall(r"^(\S+\.py):(\d+):\d+: (SPL\d+)", stdout, re.M)
+
+
+def _package(tmp_path, files: dict) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
+
+
+def _python(tmp_path, code: str):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"}, timeout=300)
+
+
+def test_a_key_of_the_optimizer_table_a_defaults_dict_option_indexes_is_checked(tmp_path):
+    shutil.copytree(TABLE_PROJECT, tmp_path / "p")
+    r = run_cli("--no-cache", "--output-format", "full", os.path.join("reclib", "train.py"), cwd=tmp_path / "p")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert _findings(r.stdout) == [(os.path.join("reclib", "train.py"), "11", "SPL401")]
+    # the option and where the value that fails is written, and the default it meets
+    config = os.path.join("reclib", "config.py")
+    assert (f'because: {config}:15: `"optimizer": "adam"`, a key of the table it indexes '
+            "(an option of `train()`)") in r.stdout
+    assert f'because: {config}:7: `"sparse": True`, the default (an option of `train()`)' in r.stdout
+    off = run_cli("--no-cache", "--config", "api-entry-points = false", os.path.join("reclib", "train.py"),
+                  cwd=tmp_path / "p")
+    assert off.returncode == 0, off.stdout
+
+
+def test_a_member_of_a_literal_field_of_a_config_dataclass_is_checked(tmp_path):
+    shutil.copytree(LITERAL_PROJECT, tmp_path / "p")
+    r = run_cli("--no-cache", "--output-format", "full", os.path.join("rec", "train.py"), cwd=tmp_path / "p")
+    assert _findings(r.stdout) == [(os.path.join("rec", "train.py"), "11", "SPL403")], r.stdout + r.stderr
+    assert (f'because: {os.path.join("rec", "config.py")}:9: `optimizer="sparse_adam"`, a member of its `Literal` '
+            "annotation (an option of `train()`)") in r.stdout
+
+
+FLAG_CONFIG = '''
+    DEFAULTS = {"num_items": 100, "sparse": False, "clip": 1.0}
+'''
+
+FLAG_TRAIN = '''
+    import torch
+    import torch.nn as nn
+
+    from .config import DEFAULTS
+
+
+    def train(batches, **kwargs):
+        config = dict(DEFAULTS, **kwargs)
+        emb = nn.Embedding(config["num_items"], 8, sparse=config["sparse"])
+        opt = torch.optim.SGD(emb.parameters(), lr=0.1)
+        for ids in batches:
+            opt.zero_grad()
+            emb(ids).sum().backward()
+            if config["clip"]{guard}:
+                torch.nn.utils.clip_grad_norm_(emb.parameters(), config["clip"])
+            opt.step()
+        return emb
+'''
+
+
+def test_a_flag_of_a_defaults_dict_turned_meets_the_default_clip_norm(tmp_path):
+    _package(tmp_path, {"lib/config.py": FLAG_CONFIG, "lib/train.py": FLAG_TRAIN.replace("{guard}", "")})
+    r = run_cli("--no-cache", "--output-format", "full", "lib/train.py", cwd=tmp_path)
+    assert _findings(r.stdout) == [("lib/train.py", "15", "SPL301")], r.stdout + r.stderr
+    assert ("because: lib/config.py:1: `\"sparse\": True`, the flag's other value, which a caller may pass "
+            "(an option of `train()`)") in r.stdout
+    # the twin clips only dense gradients: silent with the flag either way
+    _package_twin = FLAG_TRAIN.replace("{guard}", ' and not config["sparse"]')
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(_package_twin).lstrip())
+    r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+@pytest.mark.torch
+def test_the_flag_turned_fails_under_torch_and_the_twin_runs(tmp_path):
+    _package(tmp_path, {"lib/config.py": FLAG_CONFIG, "lib/train.py": FLAG_TRAIN.replace("{guard}", "")})
+    call = "import torch\nfrom lib.train import train\ntrain([torch.tensor([1, 2, 3])]{given})\n"
+    assert _python(tmp_path, call.format(given="")).returncode == 0  # the defaults run clean
+    bad = _python(tmp_path, call.format(given=", sparse=True"))
+    assert bad.returncode != 0 and "Could not run 'aten::linalg_vector_norm'" in bad.stderr, bad.stderr
+    twin = FLAG_TRAIN.replace("{guard}", ' and not config["sparse"]')
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    assert _python(tmp_path, call.format(given=", sparse=True")).returncode == 0
+
+
+@pytest.mark.torch
+def test_the_admitted_values_fail_under_torch(tmp_path):
+    shutil.copytree(TABLE_PROJECT, tmp_path / "t")
+    run = "import torch\nfrom reclib.train import train\ntrain([torch.tensor([1, 2])]{given})\n"
+    assert _python(tmp_path / "t", run.format(given="")).returncode == 0
+    bad = _python(tmp_path / "t", run.format(given=', optimizer="adam"'))
+    assert "Adam does not support sparse gradients" in bad.stderr, bad.stderr
+    shutil.copytree(LITERAL_PROJECT, tmp_path / "l")
+    run = ("import torch\nfrom rec.config import TrainConfig\nfrom rec.train import train\n"
+           "train(TrainConfig({given}), [torch.tensor([1, 2])])\n")
+    assert _python(tmp_path / "l", run.format(given="")).returncode == 0
+    bad = _python(tmp_path / "l", run.format(given='optimizer="sparse_adam"'))
+    assert "SparseAdam does not support dense gradients" in bad.stderr, bad.stderr
+
+
+LOOKALIKES = '''
+    import json
+
+    import torch
+    import torch.nn as nn
+
+    DEFAULTS = {"optimizer": "sgd", "sparse": True}
+    OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}
+
+
+    def train_from_file(batches, path, **kwargs):
+        """A value read at run time is not a default: unknown."""
+        with open(path) as fh:
+            config = {**DEFAULTS, **json.load(fh)}
+        emb = nn.Embedding(100, 8, sparse=config["sparse"])
+        opt = OPTIMIZERS[config["optimizer"]](emb.parameters(), lr=0.1)
+        for ids in batches:
+            emb(ids).sum().backward()
+            opt.step()
+
+
+    def train_fixed(batches):
+        """No caller chooses: the table's other keys are never picked."""
+        config = dict(DEFAULTS)
+        emb = nn.Embedding(100, 8, sparse=config["sparse"])
+        opt = OPTIMIZERS[config["optimizer"]](emb.parameters(), lr=0.1)
+        for ids in batches:
+            emb(ids).sum().backward()
+            opt.step()
+'''
+
+
+def test_a_config_read_at_run_time_or_that_no_caller_sets_stays_silent(tmp_path):
+    _package(tmp_path, {"lib/train.py": LOOKALIKES})
+    r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout

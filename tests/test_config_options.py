@@ -159,3 +159,58 @@ def test_a_config_read_at_run_time_or_that_no_caller_sets_stays_silent(tmp_path)
     _package(tmp_path, {"lib/train.py": LOOKALIKES})
     r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
     assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+COMMENTED_CONFIG = '''
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class TrainConfig:
+        num_items: int = 1000
+        # the class of torch.optim: "Adam", or "SparseAdam" for a large table
+        optimizer: str = "Adam"
+        lr: float = 0.01
+'''
+
+COMMENTED_TRAIN = '''
+    import torch
+    import torch.nn as nn
+
+    from .config import TrainConfig
+
+
+    def train(batches, cfg: TrainConfig = TrainConfig()):
+        emb = nn.Embedding(cfg.num_items, 8{sparse})
+        opt = getattr(torch.optim, cfg.optimizer)(emb.parameters(), lr=cfg.lr)
+        for ids in batches:
+            opt.zero_grad()
+            emb(ids).sum().backward()
+            opt.step()
+        return emb
+'''
+
+
+def test_a_value_the_comment_of_a_config_field_names_is_checked(tmp_path):
+    _package(tmp_path, {"lib/config.py": COMMENTED_CONFIG, "lib/train.py": COMMENTED_TRAIN.replace("{sparse}", "")})
+    r = run_cli("--no-cache", "--output-format", "full", "lib/train.py", cwd=tmp_path)
+    assert _findings(r.stdout) == [("lib/train.py", "9", "SPL403")], r.stdout + r.stderr
+    assert ('because: lib/config.py:7: `optimizer="SparseAdam"`, a value its comment names (an option of `train()`)'
+            in r.stdout)
+    twin = COMMENTED_TRAIN.replace("{sparse}", ', sparse=cfg.optimizer == "SparseAdam"')
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+@pytest.mark.torch
+def test_the_value_the_comment_names_fails_under_torch(tmp_path):
+    _package(tmp_path, {"lib/config.py": COMMENTED_CONFIG, "lib/train.py": COMMENTED_TRAIN.replace("{sparse}", "")})
+    run = ("import torch\nfrom lib.config import TrainConfig\nfrom lib.train import train\n"
+           "train([torch.tensor([1, 2])]{given})\n")
+    assert _python(tmp_path, run.format(given="")).returncode == 0
+    bad = _python(tmp_path, run.format(given=', TrainConfig(optimizer="SparseAdam")'))
+    assert "SparseAdam does not support dense gradients" in bad.stderr, bad.stderr
+    twin = COMMENTED_TRAIN.replace("{sparse}", ', sparse=cfg.optimizer == "SparseAdam"')
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    assert _python(tmp_path, run.format(given=', TrainConfig(optimizer="SparseAdam")')).returncode == 0

@@ -13,6 +13,7 @@ that are not literals) is not treated as a record.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -95,14 +96,14 @@ def declares_record(node) -> bool:
 
 
 def field_annotations(node) -> dict:
-    """Field name -> (its annotation, its literal default) of an `ast.ClassDef`'s body, the
-    default None where it is not one literal (`field(...)`, a call)."""
+    """Field name -> (its annotation, its literal default, its statement) of an
+    `ast.ClassDef`'s body, the default None where it is not one literal (`field(...)`)."""
     import ast
     out = {}
     for st in node.body:
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
             default = st.value if isinstance(st.value, ast.Constant) else None
-            out[st.target.id] = (st.annotation, default)
+            out[st.target.id] = (st.annotation, default, st)
     return out
 
 
@@ -119,6 +120,41 @@ def literal_members(annotation) -> tuple:
     inner = annotation.slice
     members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
     return tuple(m for m in members if isinstance(m, ast.Constant))
+
+
+_QUOTED = re.compile(r"""(["'])([A-Za-z_][\w.-]*)\1""")
+
+
+def documented_values(lines: list, field) -> tuple:
+    """The quoted words of the comment that documents a field (`optimizer: str = "adam"  #
+    "adam" or "sparse_adam"`, or a comment line right above it): the values its author says
+    it takes, each with its (line, column)."""
+    found = []
+    for number in (field.lineno, field.lineno - 1):
+        if not 1 <= number <= len(lines):
+            continue
+        text = lines[number - 1]
+        comment = _comment_at(text) if number == field.lineno else (
+            text.find("#") if text.lstrip().startswith("#") else -1)
+        if comment < 0:
+            continue
+        for m in _QUOTED.finditer(text, comment):
+            found.append((m.group(2), number, m.start() + 1))
+        break
+    return tuple(found)
+
+
+def _comment_at(line: str) -> int:
+    """Where the comment of a line of code starts (-1: none), quotes skipped."""
+    import io
+    import tokenize
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return tok.start[1]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return -1
+    return -1
 
 
 def _flag(node: Optional[cst.BaseExpression]):

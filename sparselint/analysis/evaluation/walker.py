@@ -243,7 +243,9 @@ class Walker:
             finally:
                 options.stop(token)
             for turned in options.turns(admitted):
+                before = len(self.ctx.diagnostics)
                 self._body(node, outer, initial, silent, entry=replace(entry, defaults=True, turned=turned))
+                self._name_option(before, turned[1])
         name = node.name.value
         # what an entry point's callers may pass is not what this module's calls pass: its
         # returns are no summary
@@ -573,14 +575,33 @@ class Walker:
             if entry.turned is not None and entry.turned[0] == option:
                 out.append((attr, entry.turned[1]))
                 continue
-            annotation, default = fields.get(attr, (None, None))
+            annotation, default, statement = fields.get(attr, (None, None, None))
             where = Evidence(default.lineno, default.col_offset + 1, "", path=shown) if default is not None else None
             sub = options.as_option(sub, option, where)
             for member in records.literal_members(annotation):
                 options.admit(sub, member.value, Evidence(member.lineno, member.col_offset + 1, "", path=shown),
                               "a member of its `Literal` annotation")
+            if statement is not None and isinstance(getattr(sub, "value", None), str):
+                for value, line, column in records.documented_values(self._lines_of(info.path), statement):
+                    options.admit(sub, value, Evidence(line, column, "", path=shown), "a value its comment names")
             out.append((attr, sub))
         return tuple(out)
+
+    def _name_option(self, before: int, value: Fact) -> None:
+        """A finding first made in a run that turns an option says which value it turned to,
+        also where no fact carries it there (a branch the value decides)."""
+        why = self.ctx._resolve(value.evidence)
+        for i in range(before, len(self.ctx.diagnostics)):
+            d = self.ctx.diagnostics[i]
+            if not any(e.text == w.text for e in d.evidence for w in why):
+                self.ctx.diagnostics[i] = replace(d, evidence=(*why, *d.evidence))
+
+    def _lines_of(self, path: str) -> list:
+        """The lines of a file of the project: this file's text as checked, others' on disk."""
+        if os.path.abspath(path) == os.path.abspath(self.ctx.path):
+            return self.ctx.source.splitlines()
+        import linecache
+        return linecache.getlines(path)
 
     def summary(self, name: str) -> Optional[Fact]:
         """What a module-level function of this file returns, whatever its arguments."""

@@ -214,3 +214,58 @@ def test_the_value_the_comment_names_fails_under_torch(tmp_path):
     twin = COMMENTED_TRAIN.replace("{sparse}", ', sparse=cfg.optimizer == "SparseAdam"')
     (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
     assert _python(tmp_path, run.format(given=', TrainConfig(optimizer="SparseAdam")')).returncode == 0
+
+
+PLAIN_CONFIG = '''
+    class TrainConfig:
+        """Class-level defaults; set an attribute to change one."""
+        num_items = 1000
+        sparse = False
+        optimizer = "adam"
+        lr = 0.01
+'''
+
+PLAIN_TRAIN = '''
+    import torch
+    import torch.nn as nn
+
+    from .config import TrainConfig
+
+    OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+
+
+    def train(batches, cfg: TrainConfig):
+        emb = nn.Embedding(cfg.num_items, 8, sparse=cfg.sparse)
+        opt = OPTIMIZERS[{choice}](emb.parameters(), lr=cfg.lr)
+        for ids in batches:
+            opt.zero_grad()
+            emb(ids).sum().backward()
+            opt.step()
+        return emb
+'''
+
+
+def test_a_plain_config_class_and_a_table_of_the_module_are_read_as_options(tmp_path):
+    _package(tmp_path, {"lib/config.py": PLAIN_CONFIG, "lib/train.py": PLAIN_TRAIN.replace("{choice}", "cfg.optimizer")})
+    r = run_cli("--no-cache", "--output-format", "full", "lib/train.py", cwd=tmp_path)
+    assert _findings(r.stdout) == [("lib/train.py", "11", "SPL401")], r.stdout + r.stderr
+    assert ("because: lib/config.py:4: `sparse=True`, the flag's other value, which a caller may pass "
+            "(an option of `train()`)") in r.stdout
+    # SGD whenever the embeddings are sparse: silent with the flag either way
+    twin = PLAIN_TRAIN.replace("{choice}", '"sgd" if cfg.sparse else cfg.optimizer')
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+@pytest.mark.torch
+def test_the_plain_config_turned_fails_under_torch(tmp_path):
+    _package(tmp_path, {"lib/config.py": PLAIN_CONFIG, "lib/train.py": PLAIN_TRAIN.replace("{choice}", "cfg.optimizer")})
+    run = ("import torch\nfrom lib.config import TrainConfig\nfrom lib.train import train\n"
+           "cfg = TrainConfig()\n{given}\ntrain([torch.tensor([1, 2])], cfg)\n")
+    assert _python(tmp_path, run.format(given="")).returncode == 0
+    bad = _python(tmp_path, run.format(given="cfg.sparse = True"))
+    assert "Adam does not support sparse gradients" in bad.stderr, bad.stderr
+    twin = PLAIN_TRAIN.replace("{choice}", '"sgd" if cfg.sparse else cfg.optimizer')
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    assert _python(tmp_path, run.format(given="cfg.sparse = True")).returncode == 0

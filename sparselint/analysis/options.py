@@ -52,6 +52,8 @@ def acts(node: cst.CSTNode) -> bool:
             return True
         if name == "getattr" and n.args and (dotted(n.args[0].value) or "").endswith("optim"):
             return True
+        if isinstance(func, cst.Subscript):
+            return True  # a class picked from a table (`OPTIMIZERS[name](params)`)
         if any(a.keyword is not None and a.keyword.value == "sparse" for a in n.args):
             return True
     return False

@@ -104,6 +104,27 @@ def field_annotations(node) -> dict:
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
             default = st.value if isinstance(st.value, ast.Constant) else None
             out[st.target.id] = (st.annotation, default, st)
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            # a plain class's class-level default
+            out[st.targets[0].id] = (None, st.value if isinstance(st.value, ast.Constant) else None, st)
+    return out
+
+
+def class_defaults(node) -> Optional[dict]:
+    """Name -> literal value of a plain config class (`class TrainConfig: optimizer = "adam"`):
+    no bases, no methods, a body of class-level literal assignments; None for any other."""
+    import ast
+    if node.bases or node.keywords or node.decorator_list:
+        return None
+    out = {}
+    for st in node.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue  # the docstring
+        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else (
+            st.target if isinstance(st, ast.AnnAssign) else None)
+        if not isinstance(target, ast.Name) or not isinstance(st.value, ast.Constant):
+            return None
+        out[target.id] = st.value.value
     return out
 
 

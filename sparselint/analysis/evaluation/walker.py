@@ -539,15 +539,18 @@ class Walker:
             if name in state.env or p.annotation is None or not isinstance(p.annotation.annotation, cst.Name):
                 continue
             cls = p.annotation.annotation.value
-            if cls in _NOT_MODELS or cls[:1].islower() or not self.calls.is_record_class(cls):
+            if cls in _NOT_MODELS or cls[:1].islower():
                 continue
-            call = cst.Call(func=cst.Name(cls))
-            saved, self.ctx.inference = self.ctx.inference, inference
-            try:
-                self.calls.prepare(call, state)
-                made = inference.fact(call, state)
-            finally:
-                self.ctx.inference = saved
+            if self.calls.is_record_class(cls):
+                call = cst.Call(func=cst.Name(cls))
+                saved, self.ctx.inference = self.ctx.inference, inference
+                try:
+                    self.calls.prepare(call, state)
+                    made = inference.fact(call, state)
+                finally:
+                    self.ctx.inference = saved
+            else:
+                made = self._plain_config(cls)
             if isinstance(made, Instance) and made.attrs:
                 attrs = tuple((attr, replace(sub, evidence=(Evidence.at(p, f"`{name}.{attr}` is `{sub.value!r}` in "
                                                                            f"`{cls}()`, the defaults a caller may pass"),))
@@ -556,6 +559,18 @@ class Walker:
                 state.env[name] = replace(made, attrs=attrs, evidence=(Evidence.at(p, f"annotated as `{cls}`"),))
                 for attr, sub in attrs:
                     state.env[f"{name}.{attr}"] = sub
+
+    def _plain_config(self, cls: str) -> Optional[Instance]:
+        """An object of a plain class of the project that only holds class-level literal
+        defaults (`class TrainConfig: optimizer = "adam"`): what its attributes read."""
+        index = project_index()
+        qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
+        info = index._class(qualname, self.ctx.path, self.ctx.source) if qualname is not None else None
+        defaults = records.class_defaults(info.node) if info is not None else None
+        if not defaults:
+            return None
+        attrs = tuple((k, literal_fact_of(v)) for k, v in defaults.items())
+        return Instance(cls=cls, attrs=tuple((k, f) for k, f in attrs if f is not None))
 
     def _record_options(self, cls: str, param: str, attrs: tuple, entry) -> tuple:
         """The fields of a record-class config a caller builds: each default an option of
@@ -1177,3 +1192,12 @@ def _forget_captures(pattern: cst.CSTNode, state: State) -> None:
             getattr(node, "rest", None) if isinstance(node, cst.MatchMapping) else None
         if isinstance(name, cst.Name):
             state.bind(name.value, None)
+
+
+def literal_fact_of(value) -> Optional[Fact]:
+    """The fact of a Python literal read from the source (a number, a string, a flag)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return Const(value=value) if not isinstance(value, str) or len(value) <= 80 else None
+    if isinstance(value, (int, float)):
+        return Scalar(value=value)
+    return None

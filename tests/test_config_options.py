@@ -269,3 +269,44 @@ def test_the_plain_config_turned_fails_under_torch(tmp_path):
     twin = PLAIN_TRAIN.replace("{choice}", '"sgd" if cfg.sparse else cfg.optimizer')
     (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
     assert _python(tmp_path, run.format(given="cfg.sparse = True")).returncode == 0
+
+
+KWARGS_GET = '''
+    import torch
+    import torch.nn as nn
+
+    OPTIMIZERS = {"sgd": torch.optim.SGD, "{other}": torch.optim.{Other}}
+
+
+    def train(batches, **kwargs):
+        emb = nn.Embedding(100, 8, sparse=kwargs.get("sparse", True))
+        opt = OPTIMIZERS[kwargs.get("optimizer", "sgd")](emb.parameters(), lr=0.1)
+        for ids in batches:
+            opt.zero_grad()
+            emb(ids).sum().backward()
+            opt.step()
+'''
+
+
+def test_a_keyword_read_with_its_default_from_the_callers_kwargs_is_an_option(tmp_path):
+    _package(tmp_path, {"lib/train.py": KWARGS_GET.replace("{other}", "adam").replace("{Other}", "Adam")})
+    r = run_cli("--no-cache", "--output-format", "full", "lib/train.py", cwd=tmp_path)
+    assert _findings(r.stdout) == [("lib/train.py", "9", "SPL401")], r.stdout + r.stderr
+    assert 'because: line 4: `"optimizer": "adam"`, a key of the table it indexes (an option of `train()`)' in r.stdout
+    twin = KWARGS_GET.replace("{other}", "adagrad").replace("{Other}", "Adagrad")
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+@pytest.mark.torch
+def test_the_keyword_read_from_kwargs_fails_under_torch(tmp_path):
+    _package(tmp_path, {"lib/train.py": KWARGS_GET.replace("{other}", "adam").replace("{Other}", "Adam")})
+    run = "import torch\nfrom lib.train import train\ntrain([torch.tensor([1, 2])]{given})\n"
+    assert _python(tmp_path, run.format(given="")).returncode == 0
+    bad = _python(tmp_path, run.format(given=', optimizer="adam"'))
+    assert "Adam does not support sparse gradients" in bad.stderr, bad.stderr
+    twin = KWARGS_GET.replace("{other}", "adagrad").replace("{Other}", "Adagrad")
+    (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
+    assert _python(tmp_path, run.format(given=', optimizer="adagrad"')).returncode == 0
+    assert _python(tmp_path, run.format(given=', sparse=False')).returncode == 0

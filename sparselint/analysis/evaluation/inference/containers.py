@@ -198,7 +198,7 @@ class ContainerFacts:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not node.args:
             recv = self.fact(func.value, state)
-            return replace(recv, caller=None) if isinstance(recv, Instance) and recv.cls == "dict" else None
+            return recv if isinstance(recv, Instance) and recv.cls == "dict" else None
         if (not isinstance(func, cst.Attribute) or func.attr.value != "get" or not 1 <= len(node.args) <= 2
                 or any(a.star or a.keyword is not None for a in node.args)):
             return None
@@ -212,7 +212,12 @@ class ContainerFacts:
         if held is not None:
             return held
         if recv.keys is not None and key not in recv.keys:
-            return self.fact(node.args[1].value, state) if len(node.args) == 2 else Const(value=None)
+            default = self.fact(node.args[1].value, state) if len(node.args) == 2 else Const(value=None)
+            if recv.caller is not None and len(node.args) == 2:
+                # a key the caller did not give here: its default is an option
+                param, function = recv.caller
+                default = as_option(default, Option(param, key, function), Evidence.at(node.args[1].value, ""))
+            return default
         return None
 
     def _param_collection(self, node, state: State) -> Optional[Params]:
@@ -461,8 +466,8 @@ class _Merged:
             for key, fact in self.facts.items():
                 if key not in facts:
                     self.facts[key] = as_option(fact, Option(param, key, function), self.written.get(key))
-        if caller is not None and not replaces:
-            self.caller = caller
+        if caller is not None:
+            self.caller = caller  # the caller may set any key of the result too
         self.facts.update(facts)
         self.written.update(written or {})
 

@@ -310,3 +310,55 @@ def test_the_keyword_read_from_kwargs_fails_under_torch(tmp_path):
     (tmp_path / "lib" / "train.py").write_text(textwrap.dedent(twin).lstrip())
     assert _python(tmp_path, run.format(given=', optimizer="adagrad"')).returncode == 0
     assert _python(tmp_path, run.format(given=', sparse=False')).returncode == 0
+
+
+DERIVED_CONFIG = '''
+    from dataclasses import dataclass, field
+    from typing import Literal
+
+
+    @dataclass
+    class TrainConfig:
+        num_items: int = 1000
+        optimizer: Literal["adam", "sparse_adam"] = "adam"
+        sparse: bool = field(init=False)
+
+        def __post_init__(self):
+            self.sparse = self.optimizer == "sparse_adam"
+'''
+
+DERIVED_TRAIN = '''
+    import torch
+    import torch.nn as nn
+
+    from .config import TrainConfig
+
+    OPTIMIZERS = {"adam": torch.optim.Adam, "sparse_adam": torch.optim.SparseAdam}
+
+
+    def train(batches, cfg: TrainConfig):
+        emb = nn.Embedding(cfg.num_items, 8, sparse=cfg.sparse)
+        opt = OPTIMIZERS[cfg.optimizer](emb.parameters(), lr=0.1)
+        for ids in batches:
+            opt.zero_grad()
+            emb(ids).sum().backward()
+            opt.step()
+'''
+
+
+def test_a_field_turned_is_passed_to_the_constructor_whose_own_code_derives_the_rest(tmp_path):
+    """`__post_init__` makes the embeddings sparse exactly for SparseAdam: each member of the
+    Literal runs clean, so the turned run must build the config as a caller would."""
+    _package(tmp_path, {"lib/config.py": DERIVED_CONFIG, "lib/train.py": DERIVED_TRAIN})
+    r = run_cli("--no-cache", "--output-format", "concise", "lib/train.py", cwd=tmp_path)
+    assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
+
+
+@pytest.mark.torch
+def test_the_derived_config_runs_clean_with_each_member(tmp_path):
+    _package(tmp_path, {"lib/config.py": DERIVED_CONFIG, "lib/train.py": DERIVED_TRAIN})
+    run = ("import torch\nfrom lib.config import TrainConfig\nfrom lib.train import train\n"
+           "train([torch.tensor([1, 2])], TrainConfig({given}))\n")
+    for given in ("", 'optimizer="adam"', 'optimizer="sparse_adam"'):
+        r = _python(tmp_path, run.format(given=given))
+        assert r.returncode == 0, r.stderr

@@ -542,7 +542,11 @@ class Walker:
             if cls in _NOT_MODELS or cls[:1].islower():
                 continue
             if self.calls.is_record_class(cls):
-                call = cst.Call(func=cst.Name(cls))
+                # a run that turns one of its fields passes it, as the caller would: the
+                # constructor's own code (`__post_init__`) sees it
+                turned = entry.turned if entry.turned is not None and entry.turned[0].param == name else None
+                given = [cst.Arg(keyword=cst.Name(turned[0].key), value=_spelled(turned[1].value))] if turned else []
+                call = cst.Call(func=cst.Name(cls), args=given)
                 saved, self.ctx.inference = self.ctx.inference, inference
                 try:
                     self.calls.prepare(call, state)
@@ -550,7 +554,8 @@ class Walker:
                 finally:
                     self.ctx.inference = saved
             else:
-                made = self._plain_config(cls)
+                made = self._plain_config(cls, entry.turned if entry.turned is not None
+                                          and entry.turned[0].param == name else None)
             if isinstance(made, Instance) and made.attrs:
                 attrs = tuple((attr, replace(sub, evidence=(Evidence.at(p, f"`{name}.{attr}` is `{sub.value!r}` in "
                                                                            f"`{cls}()`, the defaults a caller may pass"),))
@@ -560,15 +565,18 @@ class Walker:
                 for attr, sub in attrs:
                     state.env[f"{name}.{attr}"] = sub
 
-    def _plain_config(self, cls: str) -> Optional[Instance]:
+    def _plain_config(self, cls: str, turned: Optional[tuple]) -> Optional[Instance]:
         """An object of a plain class of the project that only holds class-level literal
-        defaults (`class TrainConfig: optimizer = "adam"`): what its attributes read."""
+        defaults (`class TrainConfig: optimizer = "adam"`): what its attributes read, one
+        of them set by the caller in a run that turns it."""
         index = project_index()
         qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
         info = index._class(qualname, self.ctx.path, self.ctx.source) if qualname is not None else None
         defaults = records.class_defaults(info.node) if info is not None else None
         if not defaults:
             return None
+        if turned is not None and turned[0].key in defaults:
+            defaults = {**defaults, turned[0].key: turned[1].value}
         attrs = tuple((k, literal_fact_of(v)) for k, v in defaults.items())
         return Instance(cls=cls, attrs=tuple((k, f) for k, f in attrs if f is not None))
 
@@ -588,7 +596,9 @@ class Walker:
         for attr, sub in attrs:
             option = options.Option(param, attr, entry.function, record=True)
             if entry.turned is not None and entry.turned[0] == option:
-                out.append((attr, entry.turned[1]))
+                # what the constructor made of the value passed, with why it was passed
+                turned = entry.turned[1]
+                out.append((attr, turned if isinstance(sub, Const) and sub.value == turned.value else sub))
                 continue
             annotation, default, statement = fields.get(attr, (None, None, None))
             where = Evidence(default.lineno, default.col_offset + 1, "", path=shown) if default is not None else None
@@ -1192,6 +1202,13 @@ def _forget_captures(pattern: cst.CSTNode, state: State) -> None:
             getattr(node, "rest", None) if isinstance(node, cst.MatchMapping) else None
         if isinstance(name, cst.Name):
             state.bind(name.value, None)
+
+
+def _spelled(value) -> cst.BaseExpression:
+    """A string or a flag written as Python source."""
+    if isinstance(value, str):
+        return cst.SimpleString(repr(value))
+    return cst.Name(repr(value))
 
 
 def literal_fact_of(value) -> Optional[Fact]:

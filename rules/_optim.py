@@ -19,6 +19,13 @@ def optimizer_call(node: cst.Call, ctx) -> Optional[str]:
     return name if name[:1].isupper() and name != "Optimizer" else None
 
 
+def chosen_by(node: cst.Call, ctx) -> tuple:
+    """Why the class called is the one it is, when a value picked it (`OPTIMIZERS[name]`,
+    `getattr(torch.optim, name)`): that value's evidence."""
+    held = ctx.fact(node.func)
+    return held.evidence if isinstance(held, Callee) else ()
+
+
 def params_of(node: cst.Call, ctx) -> Optional[Params]:
     expr = arg(node, 0, "params")
     if expr is None:

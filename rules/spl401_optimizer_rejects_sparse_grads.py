@@ -45,7 +45,7 @@ from sparselint.rule import Rule
 
 from sparselint.analysis.evaluation.inference import arg, literal
 
-from ._optim import describe, optimizer_call, params_of
+from ._optim import chosen_by, describe, optimizer_call, params_of
 
 
 class OptimizerRejectsSparseGrads(Rule):
@@ -84,6 +84,6 @@ class OptimizerRejectsSparseGrads(Rule):
         ctx.report(self, node,
                    f"{kind} over parameters with sparse gradients: `optimizer.step()` raises "
                    f"`{error}` ({describe(params.flags)})",
-                   evidence=params.evidence,
+                   evidence=(*chosen_by(node, ctx), *params.evidence),
                    suggestion="give the sparse-gradient parameters to `torch.optim.SparseAdam` (or SGD/Adagrad) "
                               f"and the rest to `{name}`")

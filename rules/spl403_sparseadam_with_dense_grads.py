@@ -32,7 +32,7 @@ import libcst as cst
 from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
-from ._optim import optimizer_call, params_of
+from ._optim import chosen_by, optimizer_call, params_of
 
 
 class SparseAdamWithDenseGrads(Rule):
@@ -61,5 +61,5 @@ class SparseAdamWithDenseGrads(Rule):
         ctx.report(self, node,
                    "`SparseAdam` over parameters that get dense gradients: `optimizer.step()` raises "
                    "`RuntimeError: SparseAdam does not support dense gradients`",
-                   evidence=params.evidence,
+                   evidence=(*chosen_by(node, ctx), *params.evidence),
                    suggestion="give only the sparse-gradient parameters (embeddings) to SparseAdam, the rest to Adam")

@@ -1993,6 +1993,9 @@ def _portable(fact, ctx, path: str):
         out = replace(out, values_of=_portable(fact.values_of, ctx, path))
     if getattr(fact, "attrs", ()):
         out = replace(out, attrs=tuple((k, _portable(v, ctx, path)) for k, v in fact.attrs))
+    if getattr(fact, "written", None):
+        # where a dict's keys are written, in the file that writes them
+        out = replace(out, written=_portable_written(fact.written, ctx, path))
     if isinstance(fact, Items):
         out = replace(out, items=tuple(_portable(v, ctx, path) for v in fact.items))
     return out
@@ -2062,6 +2065,15 @@ def _at_call_site(d, evidence: tuple, here, call: cst.CSTNode):
     message = f"this call leads into an installed package, where {d.message.replace(' at this line', ' there')}"
     return replace(d, path=here.path, line=l1, column=c1, end_line=l2, end_column=c2, fix=None, message=message,
                    evidence=(inside, *chain))
+
+
+def _portable_written(written: tuple, ctx, path: str) -> tuple:
+    out = []
+    for key, e in written:
+        resolved = ctx._resolve((e,)) if e is not None else ()
+        if resolved:
+            out.append((key, resolved[0] if resolved[0].path else replace(resolved[0], path=path)))
+    return tuple(out)
 
 
 def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:

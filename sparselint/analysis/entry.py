@@ -35,6 +35,9 @@ class EntryPoint:
     # the run in which keyword parameters hold their literal defaults (a caller who passes
     # nothing), after the run in which nothing is known of them
     defaults: bool = False
+    # in a run with the defaults, one option a caller sets to another value the code admits:
+    # (options.Option, the fact of that value)
+    turned: Optional[tuple] = None
 
 
 def enabled() -> bool:

@@ -13,6 +13,7 @@ that are not literals) is not treated as a record.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -92,6 +93,89 @@ def declares_record(node) -> bool:
 
     return (any(name(d) in _DATACLASS for d in node.decorator_list)
             or any(name(b) in _NAMEDTUPLE for b in node.bases))
+
+
+def field_annotations(node) -> dict:
+    """Field name -> (its annotation, its literal default, its statement) of an
+    `ast.ClassDef`'s body, the default None where it is not one literal (`field(...)`)."""
+    import ast
+    out = {}
+    for st in node.body:
+        if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+            default = st.value if isinstance(st.value, ast.Constant) else None
+            out[st.target.id] = (st.annotation, default, st)
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            # a plain class's class-level default
+            out[st.targets[0].id] = (None, st.value if isinstance(st.value, ast.Constant) else None, st)
+    return out
+
+
+def class_defaults(node) -> Optional[dict]:
+    """Name -> literal value of a plain config class (`class TrainConfig: optimizer = "adam"`):
+    no bases, no methods, a body of class-level literal assignments; None for any other."""
+    import ast
+    if node.bases or node.keywords or node.decorator_list:
+        return None
+    out = {}
+    for st in node.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+            continue  # the docstring
+        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else (
+            st.target if isinstance(st, ast.AnnAssign) else None)
+        if not isinstance(target, ast.Name) or not isinstance(st.value, ast.Constant):
+            return None
+        out[target.id] = st.value.value
+    return out
+
+
+def literal_members(annotation) -> tuple:
+    """The `ast.Constant` members of a `Literal["a", "b"]` annotation (also `typing.Literal`,
+    `Optional[Literal[...]]` is not read); () for any other annotation."""
+    import ast
+    if not isinstance(annotation, ast.Subscript):
+        return ()
+    head = annotation.value
+    if not ((isinstance(head, ast.Name) and head.id == "Literal")
+            or (isinstance(head, ast.Attribute) and head.attr == "Literal")):
+        return ()
+    inner = annotation.slice
+    members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    return tuple(m for m in members if isinstance(m, ast.Constant))
+
+
+_QUOTED = re.compile(r"""(["'])([A-Za-z_][\w.-]*)\1""")
+
+
+def documented_values(lines: list, field) -> tuple:
+    """The quoted words of the comment that documents a field (`optimizer: str = "adam"  #
+    "adam" or "sparse_adam"`, or a comment line right above it): the values its author says
+    it takes, each with its (line, column)."""
+    found = []
+    for number in (field.lineno, field.lineno - 1):
+        if not 1 <= number <= len(lines):
+            continue
+        text = lines[number - 1]
+        comment = _comment_at(text) if number == field.lineno else (
+            text.find("#") if text.lstrip().startswith("#") else -1)
+        if comment < 0:
+            continue
+        for m in _QUOTED.finditer(text, comment):
+            found.append((m.group(2), number, m.start() + 1))
+        break
+    return tuple(found)
+
+
+def _comment_at(line: str) -> int:
+    """Where the comment of a line of code starts (-1: none), quotes skipped."""
+    import io
+    import tokenize
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return tok.start[1]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return -1
+    return -1
 
 
 def _flag(node: Optional[cst.BaseExpression]):

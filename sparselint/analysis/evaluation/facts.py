@@ -162,6 +162,9 @@ class Const:
 
     value: object = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+    # the option of an entry point this value is the default of, which callers may set to
+    # another value (sparselint.analysis.options.Option)
+    option: Optional[object] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,11 @@ class Instance:
     # a NamedTuple's fields in order: what unpacking it binds
     fields: Optional[tuple[str, ...]] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+    # a dict's keys and the nodes where they are written (`"adam": torch.optim.Adam`)
+    written: Optional[tuple[tuple[str, object], ...]] = field(default=(), compare=False)
+    # a dict an entry point's caller passes (`**overrides`): (the parameter that holds it,
+    # the entry point)
+    caller: Optional[tuple[str, str]] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

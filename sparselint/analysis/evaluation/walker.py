@@ -24,6 +24,7 @@ from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scal
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
+from .. import options, records
 from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted
@@ -233,8 +234,18 @@ class Walker:
         final, returned = self._body(node, outer, initial, silent, entry=entry)
         if entry is not None and self._has_options(node):
             # once more as a caller who passes nothing gets it: the literal defaults, and a
-            # record-class config built from its own
-            self._body(node, outer, initial, silent, entry=replace(entry, defaults=True))
+            # record-class config built from its own; then once per other value the code
+            # admits for one option of its config, the rest at their defaults
+            admitted: dict = {}
+            token = options.collect(admitted)
+            try:
+                self._body(node, outer, initial, silent, entry=replace(entry, defaults=True))
+            finally:
+                options.stop(token)
+            for turned in options.turns(admitted):
+                before = len(self.ctx.diagnostics)
+                self._body(node, outer, initial, silent, entry=replace(entry, defaults=True, turned=turned))
+                self._name_option(before, turned[1])
         name = node.name.value
         # what an entry point's callers may pass is not what this module's calls pass: its
         # returns are no summary
@@ -295,7 +306,7 @@ class Walker:
         inference.enter(state)
         if entry is not None and entry.defaults:
             self._entry_defaults(node, state, entry)
-            self._default_configs(node, state, inference)
+            self._default_configs(node, state, inference, entry)
         self.silent += silent
         try:
             final = self.scope(body, state, inference, scope)
@@ -497,7 +508,8 @@ class Walker:
         """Whether an entry point has keyword defaults or an annotated parameter, and code
         that can act on them (see `options.acts`)."""
         p = node.params
-        if not any(x.default is not None or x.annotation is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params)):
+        if not any(x.default is not None or x.annotation is not None for x in (*p.posonly_params, *p.params, *p.kwonly_params)) \
+                and not isinstance(p.star_kwarg, cst.Param):
             return False
         return option_acts(node)
 
@@ -508,8 +520,18 @@ class Walker:
                                     "passes nothing gets")
         for name, fact in literal_defaults(node, says).items():
             state.env.setdefault(name, fact)
+        kwargs = node.params.star_kwarg
+        if isinstance(kwargs, cst.Param) and kwargs.name.value not in state.env:
+            # `**overrides`: empty, or holding the one option a caller sets in this run
+            name = kwargs.name.value
+            given = ()
+            if entry.turned is not None and entry.turned[0].param == name and not entry.turned[0].record:
+                given = ((entry.turned[0].key, entry.turned[1]),)
+            state.env[name] = Instance(cls="dict", attrs=given, keys=tuple(k for k, _ in given),
+                                       caller=(name, entry.function),
+                                       evidence=(Evidence.at(kwargs, f"`**{name}` of `{entry.function}()`"),))
 
-    def _default_configs(self, node: cst.FunctionDef, state: State, inference) -> None:
+    def _default_configs(self, node: cst.FunctionDef, state: State, inference, entry) -> None:
         """`def train(cfg: Config)` as an entry point: a user may pass `Config()`, so the
         parameter holds what a record class of the project builds from its defaults."""
         for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
@@ -517,22 +539,94 @@ class Walker:
             if name in state.env or p.annotation is None or not isinstance(p.annotation.annotation, cst.Name):
                 continue
             cls = p.annotation.annotation.value
-            if cls in _NOT_MODELS or cls[:1].islower() or not self.calls.is_record_class(cls):
+            if cls in _NOT_MODELS or cls[:1].islower():
                 continue
-            call = cst.Call(func=cst.Name(cls))
-            saved, self.ctx.inference = self.ctx.inference, inference
-            try:
-                self.calls.prepare(call, state)
-                made = inference.fact(call, state)
-            finally:
-                self.ctx.inference = saved
+            if self.calls.is_record_class(cls):
+                # a run that turns one of its fields passes it, as the caller would: the
+                # constructor's own code (`__post_init__`) sees it
+                turned = entry.turned if entry.turned is not None and entry.turned[0].param == name else None
+                given = [cst.Arg(keyword=cst.Name(turned[0].key), value=_spelled(turned[1].value))] if turned else []
+                call = cst.Call(func=cst.Name(cls), args=given)
+                saved, self.ctx.inference = self.ctx.inference, inference
+                try:
+                    self.calls.prepare(call, state)
+                    made = inference.fact(call, state)
+                finally:
+                    self.ctx.inference = saved
+            else:
+                made = self._plain_config(cls, entry.turned if entry.turned is not None
+                                          and entry.turned[0].param == name else None)
             if isinstance(made, Instance) and made.attrs:
                 attrs = tuple((attr, replace(sub, evidence=(Evidence.at(p, f"`{name}.{attr}` is `{sub.value!r}` in "
                                                                            f"`{cls}()`, the defaults a caller may pass"),))
                                if isinstance(sub, (Const, Scalar)) else sub) for attr, sub in made.attrs)
+                attrs = self._record_options(cls, name, attrs, entry)
                 state.env[name] = replace(made, attrs=attrs, evidence=(Evidence.at(p, f"annotated as `{cls}`"),))
                 for attr, sub in attrs:
                     state.env[f"{name}.{attr}"] = sub
+
+    def _plain_config(self, cls: str, turned: Optional[tuple]) -> Optional[Instance]:
+        """An object of a plain class of the project that only holds class-level literal
+        defaults (`class TrainConfig: optimizer = "adam"`): what its attributes read, one
+        of them set by the caller in a run that turns it."""
+        index = project_index()
+        qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
+        info = index._class(qualname, self.ctx.path, self.ctx.source) if qualname is not None else None
+        defaults = records.class_defaults(info.node) if info is not None else None
+        if not defaults:
+            return None
+        if turned is not None and turned[0].key in defaults:
+            defaults = {**defaults, turned[0].key: turned[1].value}
+        attrs = tuple((k, literal_fact_of(v)) for k, v in defaults.items())
+        return Instance(cls=cls, attrs=tuple((k, f) for k, f in attrs if f is not None))
+
+    def _record_options(self, cls: str, param: str, attrs: tuple, entry) -> tuple:
+        """The fields of a record-class config a caller builds: each default an option of
+        the entry point (a `Literal[...]` field admits its members); in a run that turns one
+        option, that field holds the value turned to."""
+        index = project_index()
+        qualname = index.resolve_name(cls, self.ctx.path, self.ctx.source)
+        info = index._class(qualname, self.ctx.path, self.ctx.source) if qualname is not None else None
+        fields = records.field_annotations(info.node) if info is not None else {}
+        # its file as this file's findings show other files: relative to where this one is
+        here = self.ctx.path
+        shown = os.path.normpath(os.path.join(os.path.dirname(here), os.path.relpath(
+            info.path, os.path.dirname(os.path.abspath(here))))) if info is not None else ""
+        out = []
+        for attr, sub in attrs:
+            option = options.Option(param, attr, entry.function, record=True)
+            if entry.turned is not None and entry.turned[0] == option:
+                # what the constructor made of the value passed, with why it was passed
+                turned = entry.turned[1]
+                out.append((attr, turned if isinstance(sub, Const) and sub.value == turned.value else sub))
+                continue
+            annotation, default, statement = fields.get(attr, (None, None, None))
+            where = Evidence(default.lineno, default.col_offset + 1, "", path=shown) if default is not None else None
+            sub = options.as_option(sub, option, where)
+            for member in records.literal_members(annotation):
+                options.admit(sub, member.value, Evidence(member.lineno, member.col_offset + 1, "", path=shown),
+                              "a member of its `Literal` annotation")
+            if statement is not None and isinstance(getattr(sub, "value", None), str):
+                for value, line, column in records.documented_values(self._lines_of(info.path), statement):
+                    options.admit(sub, value, Evidence(line, column, "", path=shown), "a value its comment names")
+            out.append((attr, sub))
+        return tuple(out)
+
+    def _name_option(self, before: int, value: Fact) -> None:
+        """A finding first made in a run that turns an option says which value it turned to,
+        also where no fact carries it there (a branch the value decides)."""
+        why = self.ctx._resolve(value.evidence)
+        for i in range(before, len(self.ctx.diagnostics)):
+            d = self.ctx.diagnostics[i]
+            if not any(e.text == w.text for e in d.evidence for w in why):
+                self.ctx.diagnostics[i] = replace(d, evidence=(*why, *d.evidence))
+
+    def _lines_of(self, path: str) -> list:
+        """The lines of a file of the project: this file's text as checked, others' on disk."""
+        if os.path.abspath(path) == os.path.abspath(self.ctx.path):
+            return self.ctx.source.splitlines()
+        import linecache
+        return linecache.getlines(path)
 
     def summary(self, name: str) -> Optional[Fact]:
         """What a module-level function of this file returns, whatever its arguments."""
@@ -1108,3 +1202,19 @@ def _forget_captures(pattern: cst.CSTNode, state: State) -> None:
             getattr(node, "rest", None) if isinstance(node, cst.MatchMapping) else None
         if isinstance(name, cst.Name):
             state.bind(name.value, None)
+
+
+def _spelled(value) -> cst.BaseExpression:
+    """A string or a flag written as Python source."""
+    if isinstance(value, str):
+        return cst.SimpleString(repr(value))
+    return cst.Name(repr(value))
+
+
+def literal_fact_of(value) -> Optional[Fact]:
+    """The fact of a Python literal read from the source (a number, a string, a flag)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return Const(value=value) if not isinstance(value, str) or len(value) <= 80 else None
+    if isinstance(value, (int, float)):
+        return Scalar(value=value)
+    return None

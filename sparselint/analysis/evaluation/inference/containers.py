@@ -8,6 +8,8 @@ from typing import Optional
 
 import libcst as cst
 
+from ....diagnostics import Evidence
+from ...options import Option, as_option
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, attr_of,
                      grad_layout_of, join_all, union_flags, union_params)
 from ..gradflags import DENSE, NONE, SPARSE, Flags
@@ -42,7 +44,8 @@ class ContainerFacts:
             if not isinstance(key, str):
                 merged.add({}, False, replaces=True)
                 continue
-            merged.add({key: self.fact(el.value, state)}, True, replaces=True)
+            merged.add({key: self.fact(el.value, state)}, True, replaces=True,
+                       written={key: Evidence.at(el.key, "")})
         return merged.instance()
 
     def _dict_call(self, node: cst.Call, state: State) -> Optional[Instance]:
@@ -58,21 +61,28 @@ class ContainerFacts:
             if a.star == "**":
                 keywords.add(*self._mapping_layer(a.value, state), replaces=False)
             elif a.keyword is not None:
-                keywords.add({a.keyword.value: self.fact(a.value, state)}, True, replaces=False)
+                keywords.add({a.keyword.value: self.fact(a.value, state)}, True, replaces=False,
+                             written={a.keyword.value: Evidence.at(a.keyword, "")})
         merged = _Merged()
         if positional:
             merged.add(*self._mapping_layer(positional[0].value, state), replaces=True)
-        merged.add(keywords.facts, keywords.complete, replaces=True)
+        merged.add(keywords.facts, keywords.complete, replaces=True, written=keywords.written, caller=keywords.caller)
         return merged.instance()
 
-    def _mapping_layer(self, node: cst.BaseExpression, state: State) -> tuple[dict, bool]:
-        """(key -> fact of the keys a mapping surely holds, whether it holds no other)."""
+    def merged_into(self, held: Instance, node: cst.BaseExpression, state: State) -> Instance:
+        """A dict after `held.update(node)`: the mapping's keys replace those it holds."""
+        merged = _Merged()
+        merged.add(*_layer(held), replaces=True)
+        merged.add(*self._mapping_layer(node, state), replaces=True)
+        return merged.instance()
+
+    def _mapping_layer(self, node: cst.BaseExpression, state: State) -> tuple:
+        """(key -> fact of the keys a mapping surely holds, whether it holds no other, where
+        its keys are written, the caller that passes it)."""
         fact = self.fact(node, state)
         if not isinstance(fact, Instance) or fact.cls != "dict":
             return {}, False
-        if fact.keys is None:
-            return dict(fact.attrs), False
-        return {k: attr_of(fact.attrs, k) for k in fact.keys}, True
+        return _layer(fact)
 
     def unpacked(self, call: cst.Call, keyword: str, state: State):
         """The Python value a `**mapping` argument passes for a keyword (`SGD(params, **cfg)`
@@ -183,8 +193,12 @@ class ContainerFacts:
         return sequence_of(base.kind if isinstance(base, Items) else "list", items[slice(*bounds)])
 
     def _container_call(self, node: cst.Call, state: State) -> Optional[Fact]:
-        """`cfg.get("k")` / `cfg.get("k", default)` on a dict whose keys are known."""
+        """`cfg.get("k")` / `cfg.get("k", default)` on a dict whose keys are known;
+        `cfg.copy()`, a dict holding the same."""
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not node.args:
+            recv = self.fact(func.value, state)
+            return recv if isinstance(recv, Instance) and recv.cls == "dict" else None
         if (not isinstance(func, cst.Attribute) or func.attr.value != "get" or not 1 <= len(node.args) <= 2
                 or any(a.star or a.keyword is not None for a in node.args)):
             return None
@@ -194,11 +208,16 @@ class ContainerFacts:
         key = self.known_value(node.args[0].value, state)
         if not isinstance(key, str):
             return None
-        held = attr_of(recv.attrs, key)
+        held = self.looked_up(recv, self.fact(node.args[0].value, state), key)
         if held is not None:
             return held
         if recv.keys is not None and key not in recv.keys:
-            return self.fact(node.args[1].value, state) if len(node.args) == 2 else Const(value=None)
+            default = self.fact(node.args[1].value, state) if len(node.args) == 2 else Const(value=None)
+            if recv.caller is not None and len(node.args) == 2:
+                # a key the caller did not give here: its default is an option
+                param, function = recv.caller
+                default = as_option(default, Option(param, key, function), Evidence.at(node.args[1].value, ""))
+            return default
         return None
 
     def _param_collection(self, node, state: State) -> Optional[Params]:
@@ -429,19 +448,40 @@ class _Merged:
     def __init__(self):
         self.facts: dict[str, Optional[Fact]] = {}
         self.complete = True
+        self.written: dict = {}
+        self.caller: Optional[tuple] = None
 
-    def add(self, facts: dict, complete: bool, replaces: bool) -> None:
+    def add(self, facts: dict, complete: bool, written: Optional[dict] = None, caller: Optional[tuple] = None, *,
+            replaces: bool) -> None:
         if not complete:
             self.complete = False
             if replaces:
                 # a key it holds that is not known may be any earlier one: only what it
                 # surely holds is known
-                self.facts = {}
+                self.facts, self.written = {}, {}
+        if caller is not None and replaces:
+            # an entry point's caller may give any key of what it is merged over: each
+            # one it does not give here holds its default, an option
+            param, function = caller
+            for key, fact in self.facts.items():
+                if key not in facts:
+                    self.facts[key] = as_option(fact, Option(param, key, function), self.written.get(key))
+        if caller is not None:
+            self.caller = caller  # the caller may set any key of the result too
         self.facts.update(facts)
+        self.written.update(written or {})
 
     def instance(self) -> Instance:
         attrs = tuple((k, f) for k, f in self.facts.items() if f is not None)
-        return Instance(cls="dict", attrs=attrs, keys=tuple(self.facts) if self.complete else None)
+        return Instance(cls="dict", attrs=attrs, keys=tuple(self.facts) if self.complete else None,
+                        written=tuple(self.written.items()), caller=self.caller)
+
+
+def _layer(fact: Instance) -> tuple:
+    written = dict(fact.written or ())
+    if fact.keys is None:
+        return dict(fact.attrs), False, written, fact.caller
+    return {k: attr_of(fact.attrs, k) for k in fact.keys}, True, written, fact.caller
 
 
 _MAX_COMPREHENDED = 64  # elements a comprehension is evaluated for, one by one

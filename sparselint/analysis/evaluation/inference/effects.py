@@ -637,8 +637,12 @@ class Effects:
             if not any(a.star or a.keyword is not None for a in call.args):
                 saved = Items(tuple(self.fact(a.value, state) for a in call.args), "tuple")
             state.bind(f"{recv_path}.saved_tensors", saved)
+        elif isinstance(recv, Instance) and recv.cls == "dict" and method == "update" and len(call.args) == 1 and (
+                not call.args[0].star and call.args[0].keyword is None):
+            # `cfg.update(overrides)`: the mapping's keys replace those it holds
+            state.bind(recv_path, self.merged_into(recv, call.args[0].value, state))
         elif isinstance(recv, Instance) and recv.cls == "dict" and method in _DICT_UPDATES:
-            state.bind(recv_path, None)  # `cfg.update(...)`, `cfg.pop("weight_decay")`: not followed
+            state.bind(recv_path, None)  # `cfg.pop("weight_decay")`, `cfg.update(k=v)`: not followed
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             for p in recv.params.paths:
                 t = state.env.get(p) or self.lookup(p, state)

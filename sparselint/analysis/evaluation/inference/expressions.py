@@ -13,6 +13,7 @@ from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, 
                      Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
 from ...argparse_options import parsed_arguments
+from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
 from .state import State
 from .containers import (ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, param_groups, sequence_items,
@@ -80,6 +81,18 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             return self.known_value(node, state)
         return v
 
+    def looked_up(self, table: Instance, index: Optional[Fact], key: str) -> Optional[Fact]:
+        """`table[key]`: what it holds there. An option's default used as the key admits
+        every other key of the table, and what it picks carries why that key."""
+        held = attr_of(table.attrs, key)
+        if isinstance(index, Const) and index.option is not None:
+            written = dict(table.written or ())
+            for other, _ in table.attrs:
+                admit(index, other, written.get(other), "a key of the table it indexes")
+        if held is not None and isinstance(index, Const) and index.evidence and hasattr(held, "evidence"):
+            held = replace(held, evidence=(*index.evidence, *held.evidence))
+        return held
+
     def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
         """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
         q = self.names.qualify(func)
@@ -112,7 +125,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
         spelled = cst.Attribute(value=node.args[0].value, attr=cst.Name(name))
         q = self.names.qualify(spelled)
         if q is not None:
-            return Callee(target=q) if q.startswith("torch.") and q.split(".")[-1][:1].isupper() else None
+            # the class a name picks carries why that name (an option's value)
+            chosen = self.fact(node.args[1].value, state)
+            return Callee(target=q, evidence=chosen.evidence if isinstance(chosen, Const) else ()) if (
+                q.startswith("torch.") and q.split(".")[-1][:1].isupper()) else None
         path = dotted(spelled)
         held = self.lookup(f"{path}", state) if path else None
         if held is not None:
@@ -176,8 +192,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
             if isinstance(base, Tensor) and base.layout == "strided":
                 return self._derived(base, "strided", None, [base])
             if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
-                key = self.value(getattr(node.slice[0].slice, "value", None), state)
-                return attr_of(base.attrs, key) if isinstance(key, str) else None
+                index = getattr(node.slice[0].slice, "value", None)
+                key = self.value(index, state)
+                return self.looked_up(base, self.fact(index, state), key) if isinstance(key, str) else None
             return self._item(base, node, state)
         if isinstance(node, (cst.List, cst.Tuple)):
             return self._collection(node, state)

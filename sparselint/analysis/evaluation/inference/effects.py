@@ -380,6 +380,8 @@ class Effects:
             where = target
             fact = fact.why(where, f"assigned to `{path}`")
         fact = self._sparse_embedding_grad(path, fact)
+        if isinstance(target, cst.Attribute) and self.share(target, value, state):
+            return
         if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
             # its attributes (what a constructor or callee it is passed to reads) follows

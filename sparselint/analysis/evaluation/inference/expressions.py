@@ -21,9 +21,10 @@ from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
 from .pyvalues import PythonValues, value_fact
 from .objects import Objects
+from .sharing import Sharing
 
 
-class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
+class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Sharing):
     """Derives facts for one scope (module body or one function body)."""
 
     def __init__(
@@ -424,7 +425,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
                 return t.why(where, f"`.{method}()` returns a {'coalesced ' if coalesced else ''}sparse {layout.upper()} tensor")
             if isinstance(recv, Module):
                 if method in ("parameters", "named_parameters"):
-                    return Params(flags=recv.flags, named=method == "named_parameters", parts=recv.parts,
+                    return Params(flags=recv.flags, named=method == "named_parameters", parts=recv.distinct_parts(),
                                   evidence=recv.evidence)
                 if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
                     return recv

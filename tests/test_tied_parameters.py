@@ -208,6 +208,67 @@ print("ok")
 """
 
 
+# the model holds the embedding's weight as a parameter of its own, set before the embedding's
+# name is reached: named_parameters() yields it as "out_weight" and the filter finds nothing
+PROGRAMS["held by the model itself"] = """\
+# expect-error: ValueError: optimizer got an empty parameter list
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8, sparse=True)
+        self.hidden = nn.Linear(8, 8)
+        self.out_weight = self.embed.weight
+
+    def forward(self, x):
+        return F.linear(torch.tanh(self.hidden(self.embed(x))), self.out_weight)
+
+
+model = LM()
+sparse_params = [p for n, p in model.named_parameters() if "embed" in n]
+dense_params = [p for n, p in model.named_parameters() if "embed" not in n]
+opt_sparse = torch.optim.SparseAdam(sparse_params, lr=1e-3)
+opt_dense = torch.optim.Adam(dense_params, lr=1e-3)
+model(torch.tensor([[1, 2, 3]])).sum().backward()
+opt_dense.step()
+opt_sparse.step()
+"""
+
+
+# the shared weight frozen by one of its names: it gets no gradient under the other either
+PROGRAMS["frozen by one name"] = """\
+# expect-ok
+import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8, sparse=True)
+        self.hidden = nn.Linear(8, 8)
+        self.generator = nn.Linear(8, 50, bias=False)
+        self.generator.weight = self.embed.weight
+        self.embed.weight.requires_grad_(False)
+
+    def forward(self, x):
+        return self.generator(torch.tanh(self.hidden(self.embed(x))))
+
+
+model = LM()
+opt_sparse = torch.optim.SparseAdam(model.generator.parameters(), lr=1e-3)
+opt_dense = torch.optim.Adam(model.hidden.parameters(), lr=1e-3)
+model(torch.tensor([[1, 2, 3]])).sum().backward()
+opt_sparse.step()
+opt_dense.step()
+print("ok")
+"""
+
+
 def _lint(tmp_path, source: str) -> Counter:
     path = tmp_path / "program.py"
     path.write_text(source)

@@ -380,8 +380,10 @@ class Effects:
             where = target
             fact = fact.why(where, f"assigned to `{path}`")
         fact = self._sparse_embedding_grad(path, fact)
-        if isinstance(target, cst.Attribute) and self.share(target, value, state):
-            return
+        if isinstance(target, cst.Attribute):
+            done, fact = self.share(target, value, fact, state)
+            if done:
+                return
         if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
             # its attributes (what a constructor or callee it is passed to reads) follows
@@ -673,6 +675,9 @@ class Effects:
                 return True
             frozen = tuple((n, NO_GRADS if n == suffix or n.startswith(suffix + ".") else f) for n, f in module.parts)
             state.env[owner] = replace(module, parts=frozen, flags=union_flags(f for _, f in frozen))
+            for name, _ in frozen:
+                if name == suffix or name.startswith(suffix + "."):
+                    self.freeze_shared(f"{owner}.{name}", state)  # its other names are the same parameter
             return True
         return False
 

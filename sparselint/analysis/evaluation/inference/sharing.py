@@ -15,21 +15,21 @@ import libcst as cst
 from ...cst.names import dotted
 from ...torchops import torchapi as api
 from .. import ties
-from ..facts import Module, union_flags
-from ..gradflags import UNKNOWN, Flags
+from ..facts import Module, Tensor, union_flags
+from ..gradflags import NONE as NO_GRADS, UNKNOWN, Flags
 from .state import State
 
 
 class Sharing:
     """Methods of `Inference` (sparselint.inference.expressions)."""
 
-    def share(self, target: cst.Attribute, value, state: State) -> bool:
-        """Model `target = value` where `target` names a parameter of a module; True when it
-        is done (the assignment binds nothing else)."""
+    def share(self, target: cst.Attribute, value, fact, state: State) -> tuple[bool, object]:
+        """Model `target = value` where `target` names a parameter of a module: (True when it
+        is done and the assignment binds nothing else, the fact the assignment binds)."""
         tpath = dotted(target)
         owner = self._param_owner(tpath, state) if tpath else None
         if owner is None:
-            return False
+            return False, fact
         opath, module, rel = owner
         names = {n for n, _ in module.parts or ()}
         target_known = rel in names
@@ -40,9 +40,9 @@ class Sharing:
             # a new parameter only this module uses: what it shared before is shared no more
             if target_known:
                 self._regroup(tpath, set(), _flag(module, rel), state)
-            return False
+            return False, fact
         if not target_known and not source_known:
-            return False
+            return False, fact
         f_target = _flag(module, rel) if target_known else UNKNOWN
         f_source = _flag(source[1], source[2]) if source_known else UNKNOWN
         group = {tpath}
@@ -53,13 +53,22 @@ class Sharing:
             # a module of another object: whether its use ever gives a gradient is not known
             flags = UNKNOWN
         if not target_known:
-            # an unknown module now uses the parameter: its gradient is not known
+            # a module whose parameters are not known uses it too: its gradient is not known
             self._regroup(vpath, group - {tpath}, flags, state)
-            return False
+            if isinstance(fact, Tensor) and fact.parameter:
+                fact = replace(fact, grad_layout=None, grad_coalesced=None)
+            return False, fact
         self._regroup(tpath, group, flags, state)
         for path in group:
             state.bind(path, None)  # read through the modules that hold it from now on
-        return True
+        return True, fact
+
+    def freeze_shared(self, path: str, state: State) -> None:
+        """`path` no longer requires grad: nor do the other names of the same parameter."""
+        owner = self._param_owner(path, state)
+        group = _group_of(path, owner, state) if owner is not None else set()
+        if group:
+            self._regroup(path, group | {path}, NO_GRADS, state)
 
     def _param_owner(self, path: str, state: State) -> Optional[tuple[str, Module, str]]:
         """(path, fact, name inside it) of the nearest module a parameter path lies in."""

@@ -269,6 +269,79 @@ print("ok")
 """
 
 
+# the embedding sits in a submodule of the model; the model is set first, so the shared
+# weight is named "transformer.wte.weight"
+PROGRAMS["embedding in a submodule"] = """\
+# expect-error: RuntimeError: SparseAdam does not support dense gradients, please consider Adam instead
+import torch
+import torch.nn as nn
+
+
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(50, 8, sparse=True)
+        self.mlp = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.tanh(self.mlp(self.wte(x)))
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.transformer = Body()
+        self.lm_head = nn.Linear(8, 50, bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+
+    def forward(self, x):
+        return self.lm_head(self.transformer(x))
+
+
+model = GPT()
+sparse_params = [p for n, p in model.named_parameters() if "wte" in n]
+dense_params = [p for n, p in model.named_parameters() if "wte" not in n]
+opt_sparse = torch.optim.SparseAdam(sparse_params, lr=1e-3)  # SPL403
+opt_dense = torch.optim.Adam(dense_params, lr=1e-3)
+model(torch.tensor([[1, 2, 3]])).sum().backward()
+opt_dense.step()
+opt_sparse.step()
+"""
+
+# tied by a helper given both layers: inside it they are two objects, and which model holds
+# both is not followed; the gradient stays unknown and nothing is reported (a miss)
+PROGRAMS["tied by a helper given both layers"] = """\
+# expect-error: RuntimeError: SparseAdam does not support dense gradients, please consider Adam instead
+import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8, sparse=True)
+        self.hidden = nn.Linear(8, 8)
+        self.lm_head = nn.Linear(8, 50, bias=False)
+        self._tie(self.lm_head, self.embed)
+
+    def _tie(self, output, inp):
+        output.weight = inp.weight
+
+    def forward(self, x):
+        return self.lm_head(torch.tanh(self.hidden(self.embed(x))))
+
+
+model = LM()
+sparse_params = [p for n, p in model.named_parameters() if "embed" in n]
+dense_params = [p for n, p in model.named_parameters() if "embed" not in n]
+opt_sparse = torch.optim.SparseAdam(sparse_params, lr=1e-3)
+opt_dense = torch.optim.Adam(dense_params, lr=1e-3)
+model(torch.tensor([[1, 2, 3]])).sum().backward()
+opt_dense.step()
+opt_sparse.step()
+"""
+
+
 def _lint(tmp_path, source: str) -> Counter:
     path = tmp_path / "program.py"
     path.write_text(source)

@@ -80,6 +80,12 @@ PROGRAMS = {
                              ).replace("model = LM()", "model = build()"),
     # tied, then given a parameter of its own again: what the embedding's weight gets is not
     # followed (silent), torch runs it
+    "tied by setattr": _lm(f"expect-error: {_SPARSEADAM}", _EMBED + _HIDDEN + _GEN
+                           + '        setattr(self.generator, "weight", self.embed.weight)\n', flagged=True),
+    # tied on one path only: which name and gradient the weight has is not known, and
+    # nothing is reported (run here without the tie, it is clean)
+    "tied on one branch": _lm("expect-ok", _EMBED + _HIDDEN + _GEN + '        if os.environ.get("TIE"):\n'
+                              + "    " + _TIE).replace("import torch\n", "import os\nimport torch\n", 1),
     "untied again": _lm("expect-ok", _EMBED + _HIDDEN + _GEN + _TIE
                         + "        self.generator.weight = nn.Parameter(torch.randn(50, 8))\n"),
 }

@@ -466,6 +466,10 @@ class Effects:
             state.bind(path, None)
             return
         fact = self.fact(call.args[2].value, state)
+        spelled = cst.Attribute(value=call.args[0].value, attr=cst.Name(name))
+        done, fact = self.share(spelled, call.args[2].value, fact, state)
+        if done:
+            return
         held = state.env.get(path)
         if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
             attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())

@@ -7,15 +7,15 @@ layer's matmul) makes its gradient dense, two sparse lookups keep it sparse, and
 `named_parameters()` yields it once, under the first name `named_modules()` reaches."""
 from __future__ import annotations
 
+import os
 import re
-import textwrap
 from collections import Counter
 
 import pytest
 
 from sparselint.testing import expectation, expected_findings, outcome_problem, run_expecting
 
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 
 _LM = """
 import torch
@@ -76,7 +76,8 @@ PROGRAMS = {
     "reverse split, no bias": _lm(f"expect-error: {_EMPTY}", _EMBED + _HIDDEN + _GEN + _TIE, key="generator"),
     # tied after construction, in a function that builds the model
     "tied by a builder": _lm(f"expect-error: {_SPARSEADAM}", _EMBED + _HIDDEN + _GEN, flagged=True,
-                             extra="def build():\n    m = LM()\n    m.generator.weight = m.embed.weight\n    return m\n\n",
+                             extra=("def build():\n    m = LM()\n    m.generator.weight = m.embed.weight\n"
+                                    "    return m\n\n"),
                              ).replace("model = LM()", "model = build()"),
     # tied, then given a parameter of its own again: what the embedding's weight gets is not
     # followed (silent), torch runs it
@@ -369,3 +370,12 @@ def test_tied_parameter_programs_behave_as_they_say(name, tmp_path):
     path.write_text(PROGRAMS[name])
     exp = expectation(PROGRAMS[name])
     assert outcome_problem(exp, run_expecting(str(path), exp)) is None
+
+
+def test_the_finding_shows_the_tie_as_evidence():
+    """The report says why the embedding's weight gets a dense gradient: the line that ties it."""
+    project = os.path.join(FIXTURES, "projects", "tied_lm_bad")
+    r = run_cli("--no-cache", "--output-format", "full", "train.py", cwd=project)
+    assert "train.py:11:14: SPL403" in r.stdout, r.stdout
+    assert ("model.py:13: `self.generator.weight = self.embed.weight`: one parameter that both modules use, "
+            "so it gets a dense gradient") in r.stdout, r.stdout

@@ -45,6 +45,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
     `order`: the attributes the constructor's code sets, in the order it first sets them."""
     entries: dict[str, tuple[Flags, Optional[tuple]]] = {}
     groups: list = []
+    shared: list = []
     ties_known = True
     ordered = True
     known = not untracked
@@ -63,6 +64,8 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
             ties_known = ties_known and lifted is not None
             groups.extend(lifted or ())
             ordered = ordered and fact.ordered
+            if fact.ties and fact.evidence and fact.evidence[-1] not in shared:
+                shared.append(fact.evidence[-1])  # what made it share a parameter (sharing.py adds it last)
         elif isinstance(fact, Tensor) and fact.parameter:
             entries[attr] = (parameter_flags(fact), ())
             sparse = fact.grad_layout == "coo"
@@ -100,7 +103,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         own = (replace(own[0], text=f"{own[0].text}; {why}"), *own[1:])
     return replace(receiver, flags=flags, parts=tuple(parts) if known else None,
                    ties=ties.merged(groups) if ties_known else None, ordered=ordered and known,
-                   evidence=own + tuple((evidence or dense)[:2]))
+                   evidence=own + tuple(dict.fromkeys([*shared[:1], *(evidence or dense)[:2]])))
 
 
 def assignment_order(init: Optional[cst.FunctionDef]) -> tuple:

@@ -12,6 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ....diagnostics import Evidence
 from ...cst.names import dotted
 from ...torchops import torchapi as api
 from .. import ties
@@ -58,7 +59,11 @@ class Sharing:
             if isinstance(fact, Tensor) and fact.parameter:
                 fact = replace(fact, grad_layout=None, grad_coalesced=None)
             return False, fact
-        self._regroup(tpath, group, flags, state)
+        why = None
+        if _kind(flags) and (flags != f_target or flags != f_source):
+            why = Evidence.at(target, f"`{tpath} = {vpath or 'a parameter'}`: one parameter that both modules use, "
+                                      f"so it gets a {_kind(flags)} gradient")
+        self._regroup(tpath, group, flags, state, why)
         for path in group:
             state.bind(path, None)  # read through the modules that hold it from now on
         return True, fact
@@ -82,7 +87,7 @@ class Sharing:
                 return None
         return None
 
-    def _regroup(self, tpath: str, group: set, flags: Flags, state: State) -> None:
+    def _regroup(self, tpath: str, group: set, flags: Flags, state: State, why: Optional[Evidence] = None) -> None:
         """`tpath` is now one parameter with the paths of `group` (empty: with none), whose
         gradient `flags` says; those it was one parameter with before lose a use."""
         owner = self._param_owner(tpath, state)
@@ -109,7 +114,17 @@ class Sharing:
                 kept = [g for g in groups if not (now | lost) & set(g)]
                 groups = ties.merged(kept + [tuple(now) if group else (), tuple(lost)])
             if parts != module.parts or groups != module.ties:
-                state.env[opath] = replace(module, parts=parts, flags=union_flags(f for _, f in parts), ties=groups)
+                evidence = module.evidence + ((why,) if why is not None and now & {n for n, _ in parts} else ())
+                state.env[opath] = replace(module, parts=parts, flags=union_flags(f for _, f in parts), ties=groups,
+                                           evidence=evidence)
+
+
+def _kind(f: Flags) -> str:
+    if f.has_dense is True and f.has_sparse is False:
+        return "dense"
+    if f.has_sparse is True and f.has_dense is False:
+        return "sparse"
+    return ""
 
 
 def _flag(module: Module, name: str) -> Flags:

@@ -108,21 +108,23 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
 
 def assignment_order(init: Optional[cst.FunctionDef]) -> tuple:
     """The attributes of `self` that `__init__`'s code sets, in the order of their first
-    assignment in the text."""
+    assignment in the text; only those first set by a statement of the body itself (one
+    first set under an `if` or a loop may come first or later, or not at all)."""
     if init is None or not isinstance(init.body, cst.IndentedBlock):
         return ()
     params = [*init.params.posonly_params, *init.params.params]
     if not params:
         return ()
     me = params[0].name.value
-    out: dict[str, None] = {}
+    top = {id(small) for line in init.body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body}
+    first: dict[str, bool] = {}
     for node in walk(init.body):
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for t in targets:
                 if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me:
-                    out.setdefault(t.attr.value, None)
-    return tuple(out)
+                    first.setdefault(t.attr.value, id(node) in top)
+    return tuple(attr for attr, at_top in first.items() if at_top)
 
 
 def stored_calls(init: Optional[cst.FunctionDef]) -> frozenset:

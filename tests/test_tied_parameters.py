@@ -387,6 +387,38 @@ print("ok")
 """
 
 
+# `remove_duplicate=False` yields the shared weight under both names: the generator filter
+# hands it to SparseAdam, and Adam, which gets it too as "embed.weight", steps without error
+PROGRAMS["remove_duplicate=False"] = """\
+# expect-error: RuntimeError: SparseAdam does not support dense gradients, please consider Adam instead
+import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8, sparse=True)
+        self.hidden = nn.Linear(8, 8)
+        self.generator = nn.Linear(8, 50, bias=False)
+        self.generator.weight = self.embed.weight
+
+    def forward(self, x):
+        return self.generator(torch.tanh(self.hidden(self.embed(x))))
+
+
+model = LM()
+sparse_params = [p for n, p in model.named_parameters(remove_duplicate=False) if "generator" in n]
+dense_params = [p for n, p in model.named_parameters(remove_duplicate=False) if "generator" not in n]
+opt_sparse = torch.optim.SparseAdam(sparse_params, lr=1e-3)  # SPL403
+opt_dense = torch.optim.Adam(dense_params, lr=1e-3)
+model(torch.tensor([[1, 2, 3]])).sum().backward()
+opt_dense.step()
+opt_sparse.step()
+print("ok")
+"""
+
+
 def _lint(tmp_path, source: str) -> Counter:
     path = tmp_path / "program.py"
     path.write_text(source)

@@ -64,8 +64,8 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
             ties_known = ties_known and lifted is not None
             groups.extend(lifted or ())
             ordered = ordered and fact.ordered
-            if fact.ties and fact.evidence and fact.evidence[-1] not in shared:
-                shared.append(fact.evidence[-1])  # what made it share a parameter (sharing.py adds it last)
+            if fact.ties:
+                shared.extend(e for e in fact.evidence if ties.SHARED in e.text and e not in shared)
         elif isinstance(fact, Tensor) and fact.parameter:
             entries[attr] = (parameter_flags(fact), ())
             sparse = fact.grad_layout == "coo"

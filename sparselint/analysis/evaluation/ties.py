@@ -18,6 +18,8 @@ from typing import Iterable, Optional
 from .gradflags import NONE, UNKNOWN, Flags
 
 Groups = tuple[tuple[str, ...], ...]
+# what the evidence of an assignment that makes one parameter of two says
+SHARED = "one parameter that both modules use"
 
 
 def shared_flags(a: Flags, b: Flags) -> Flags:

@@ -60,9 +60,8 @@ class Sharing:
                 fact = replace(fact, grad_layout=None, grad_coalesced=None)
             return False, fact
         why = None
-        if _kind(flags) and (flags != f_target or flags != f_source):
-            why = Evidence.at(target, f"`{tpath} = {vpath or 'a parameter'}`: one parameter that both modules use, "
-                                      f"so it gets a {_kind(flags)} gradient")
+        if source_known and _kind(flags) and (flags != f_target or flags != f_source):
+            why = Evidence.at(target, f"`{tpath} = {vpath}`: {ties.SHARED}, so it gets a {_kind(flags)} gradient")
         self._regroup(tpath, group, flags, state, why)
         for path in group:
             state.bind(path, None)  # read through the modules that hold it from now on

@@ -62,6 +62,11 @@ class OptimizerRejectsSparseGrads(Rule):
         "import torch\nopt = torch.optim.Adam(model.parameters())\n",
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"
         "opt = torch.optim.SGD(emb.parameters(), lr=0.1, foreach=True)\n",
+        # a linear layer shares the embedding's weight: its matmul makes the gradient dense
+        "import torch\nimport torch.nn as nn\n\n\nclass LM(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.emb = nn.Embedding(10, 3, sparse=True)\n"
+        "        self.out = nn.Linear(3, 10, bias=False)\n        self.out.weight = self.emb.weight\n\n\n"
+        "opt = torch.optim.Adam(LM().parameters())\n",
     )
     invalid = (
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\n"

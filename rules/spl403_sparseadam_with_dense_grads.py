@@ -2,7 +2,10 @@
 ## What it does
 Checks for `torch.optim.SparseAdam` built over parameters of which some are known to get
 dense gradients: `SparseAdam(model.parameters())` for a model with an `nn.Linear` beside
-its sparse embedding, `SparseAdam(list(emb.parameters()) + list(head.parameters()))`.
+its sparse embedding, `SparseAdam(list(emb.parameters()) + list(head.parameters()))`, or the
+embedding's weight once a linear layer shares it (`self.out.weight = self.emb.weight`: the
+linear layer's matmul makes the shared parameter's gradient dense, and
+`named_parameters()` yields it once, as `emb.weight`, so a name filter for "emb" picks it).
 
 ## Why is this bad?
 Construction succeeds; the first `optimizer.step()` raises `RuntimeError: SparseAdam does not
@@ -50,6 +53,11 @@ class SparseAdamWithDenseGrads(Rule):
     invalid = (
         "import torch\nimport torch.nn as nn\nemb = nn.Embedding(10, 3, sparse=True)\nhead = nn.Linear(3, 1)\n"
         "opt = torch.optim.SparseAdam(list(emb.parameters()) + list(head.parameters()))  # SPL403\n",
+        "import torch\nimport torch.nn as nn\n\n\nclass LM(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.emb = nn.Embedding(10, 3, sparse=True)\n"
+        "        self.out = nn.Linear(3, 10, bias=False)\n        self.out.weight = self.emb.weight\n\n\n"
+        "model = LM()\nemb_params = [p for n, p in model.named_parameters() if n.startswith('emb.')]\n"
+        "opt = torch.optim.SparseAdam(emb_params)  # SPL403\n",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:

@@ -1398,7 +1398,8 @@ class Calls:
         defining = target.walker or self.walker
         init = target.node if target.node is not None and target.node.name.value == "__init__" else None
         functional = modules.functional_sparse(target.klass, defining.ctx.names.qualify) if target.klass is not None else {}
-        return modules.from_run(receiver, result.effects, result.untracked, modules.stored_calls(init), functional)
+        return modules.from_run(receiver, result.effects, result.untracked, modules.stored_calls(init), functional,
+                                modules.assignment_order(init))
 
     def _module_without_init(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
         """A model class without a constructor of the project: `nn.Module`'s (no parameters

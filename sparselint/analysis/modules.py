@@ -15,6 +15,7 @@ import libcst as cst
 
 from .cst.syntax import sparse_embedding_weight
 from .cst.tree import walk
+from .evaluation import ties
 from .evaluation.facts import LEAF, NOGRAD, Module, Tensor, union_flags
 from .evaluation.gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flags
 
@@ -36,12 +37,17 @@ def parameter_flags(t: Tensor) -> Flags:
 
 
 def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: frozenset,
-             functional: dict) -> Module:
+             functional: dict, order: tuple = ()) -> Module:
     """The module `receiver` becomes once its constructor ran with these effects on `self`
     (keys `self.<attr>`). `stored_calls`: attributes the constructor assigns a call's result
     to: one whose fact is not known may be a submodule, so the parameter names are not all
-    known. `functional`: attributes used as the weight of `F.embedding(..., sparse=True)`."""
+    known. `functional`: attributes used as the weight of `F.embedding(..., sparse=True)`.
+    `order`: the attributes the constructor's code sets, in the order it first sets them."""
     entries: dict[str, tuple[Flags, Optional[tuple]]] = {}
+    groups: list = []
+    shared: list = []
+    ties_known = True
+    ordered = True
     known = not untracked
     evidence: list = []
     dense: list = []
@@ -54,6 +60,12 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         if isinstance(fact, Module):
             entries[attr] = (fact.flags, fact.parts)
             sparse = fact.flags.has_sparse is True
+            lifted = ties.lift(fact.ties, attr)
+            ties_known = ties_known and lifted is not None
+            groups.extend(lifted or ())
+            ordered = ordered and fact.ordered
+            if fact.ties:
+                shared.extend(e for e in fact.evidence if ties.SHARED in e.text and e not in shared)
         elif isinstance(fact, Tensor) and fact.parameter:
             entries[attr] = (parameter_flags(fact), ())
             sparse = fact.grad_layout == "coo"
@@ -71,8 +83,10 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
             known = False  # stored, but what it holds was never known
     for attr in functional:
         entries[attr] = (SPARSE, ())
+    rank = {attr: i for i, attr in enumerate(order)}
+    ordered = ordered and all(attr in rank for attr in entries)
     parts: list[tuple[str, Flags]] = []
-    for attr, (flags, sub) in entries.items():
+    for attr, (flags, sub) in sorted(entries.items(), key=lambda e: rank.get(e[0], len(rank))):
         if sub is None:
             known = False
             parts.append((attr, flags))
@@ -88,7 +102,29 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         # the instance's own line says why it has sparse gradients: an editor shows it first
         own = (replace(own[0], text=f"{own[0].text}; {why}"), *own[1:])
     return replace(receiver, flags=flags, parts=tuple(parts) if known else None,
-                   evidence=own + tuple((evidence or dense)[:2]))
+                   ties=ties.merged(groups) if ties_known else None, ordered=ordered and known,
+                   evidence=own + tuple(dict.fromkeys([*shared[:1], *(evidence or dense)[:2]])))
+
+
+def assignment_order(init: Optional[cst.FunctionDef]) -> tuple:
+    """The attributes of `self` that `__init__`'s code sets, in the order of their first
+    assignment in the text; only those first set by a statement of the body itself (one
+    first set under an `if` or a loop may come first or later, or not at all)."""
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return ()
+    params = [*init.params.posonly_params, *init.params.params]
+    if not params:
+        return ()
+    me = params[0].name.value
+    top = {id(small) for line in init.body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body}
+    first: dict[str, bool] = {}
+    for node in walk(init.body):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me:
+                    first.setdefault(t.attr.value, id(node) in top)
+    return tuple(attr for attr, at_top in first.items() if at_top)
 
 
 def stored_calls(init: Optional[cst.FunctionDef]) -> frozenset:

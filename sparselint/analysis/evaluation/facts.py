@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
 
 from ...diagnostics import Evidence
+from . import ties
 from .gradflags import NONE, UNKNOWN, Flags
 
 SPARSE_LAYOUTS = frozenset({"coo", "csr", "csc", "bsr", "bsc", "sparse"})
@@ -89,6 +90,11 @@ class Module:
     cls: Optional[str] = None
     # facts of attributes that are not submodules (`self.adj = ...` in `__init__`)
     attrs: tuple[tuple[str, "Fact"], ...] = ()
+    # parameter names that are one parameter (see `ties`); None: not known which are
+    ties: Optional[tuple[tuple[str, ...], ...]] = ()
+    # `parts` are in the order the modules holding them were set (what decides the name
+    # `named_parameters()` gives a shared parameter)
+    ordered: bool = False
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     def child(self, name: str) -> Optional["Module"]:
@@ -98,7 +104,15 @@ class Module:
         sub = tuple((p[len(prefix):], f) for p, f in self.parts if p.startswith(prefix))
         if not sub:
             return None
-        return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, evidence=self.evidence)
+        return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, ties=ties.narrow(self.ties, name),
+                      ordered=self.ordered, evidence=self.evidence)
+
+    def distinct_parts(self) -> Optional[tuple[tuple[str, Flags], ...]]:
+        """The parameter names `parameters()` yields: a shared parameter once."""
+        if self.ties and not self.ordered and any(
+                sum(1 for n in g if not n.startswith("^")) > 1 for g in self.ties):
+            return None  # which of its names torch gives it is not known
+        return ties.distinct(self.parts, self.ties)
 
 
 @dataclass(frozen=True)

@@ -158,11 +158,19 @@ CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.
 CHAINS = frozenset({"itertools.chain"})
 
 
-def dense_layer_parts(qualified: str):
-    """Parameter names of a standard layer, where they are the usual two."""
+# Where a standard layer's constructor takes `bias` (torch 2.13.0, 2.9.1): `bias=False`
+# makes no bias parameter.
+BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LazyLinear": 1, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7, "LayerNorm": 3}
+
+
+def dense_layer_parts(qualified: str, bias=True):
+    """Parameter names of a standard layer, where they are the usual two; `bias`: what its
+    constructor was given for `bias` (True, False, or None when that is not known)."""
     if qualified.split(".")[-1] in ("Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d",
                                     "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"):
-        return (("weight", DENSE), ("bias", DENSE))
+        if bias is None:
+            return None
+        return (("weight", DENSE), ("bias", DENSE)) if bias else (("weight", DENSE),)
     return None
 
 # Optimizers and what they do with sparse gradients. The name in the message is the one

@@ -12,6 +12,7 @@ from ....diagnostics import Evidence
 from ...options import Option, as_option
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, attr_of,
                      grad_layout_of, join_all, union_flags, union_params)
+from .. import ties
 from ..gradflags import DENSE, NONE, SPARSE, Flags
 from ...cst.names import dotted
 from .values import _UNKNOWN, ABSENT, literal
@@ -381,7 +382,8 @@ class ContainerFacts:
                     return None
                 parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
                 evidence += m.evidence
-            return Module(kind=kind, flags=union_flags(f for _, f in parts), parts=tuple(parts), evidence=evidence)
+            return Module(kind=kind, flags=union_flags(f for _, f in parts), parts=tuple(parts),
+                          **_children_ties(named), evidence=evidence)
         if not isinstance(inner, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return None
         scratch = self._scratch(state)
@@ -418,17 +420,31 @@ class ContainerFacts:
         parts: list[tuple[str, Flags]] = []
         evidence: tuple = ()
         flags, named = NONE, True
+        held = []
         for key, expr in items:
             m = self.fact(expr, state)
             if not isinstance(m, Module):
                 return None
+            held.append((key, m))
             flags = flags.union(m.flags)
             if m.parts is None:
                 named = False  # a layer whose parameter names are not known
             else:
                 parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
             evidence += m.evidence
-        return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts) if named else None, evidence=evidence)
+        return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts) if named else None,
+                      **_children_ties(held), evidence=evidence)
+
+
+def _children_ties(children) -> dict:
+    """The shared parameters and the order of a container of these (name, module) children."""
+    groups: list = []
+    for key, m in children:
+        lifted = ties.lift(m.ties, key)
+        if lifted is None:
+            return {"ties": None, "ordered": False}
+        groups.extend(lifted)
+    return {"ties": ties.merged(groups), "ordered": all(m.ordered for _, m in children)}
 
 
 def _modules_held(q: str, held) -> Optional[list]:

@@ -381,6 +381,10 @@ class Effects:
             fact = fact.why(where, f"assigned to `{path}`")
         fact = self._sparse_embedding_grad(path, fact)
         if isinstance(target, cst.Attribute):
+            done, fact = self.share(target, value, fact, state)
+            if done:
+                return
+        if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
             # its attributes (what a constructor or callee it is passed to reads) follows
             owner = dotted(target.value)
@@ -462,6 +466,10 @@ class Effects:
             state.bind(path, None)
             return
         fact = self.fact(call.args[2].value, state)
+        spelled = cst.Attribute(value=call.args[0].value, attr=cst.Name(name))
+        done, fact = self.share(spelled, call.args[2].value, fact, state)
+        if done:
+            return
         held = state.env.get(path)
         if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
             attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())
@@ -675,6 +683,9 @@ class Effects:
                 return True
             frozen = tuple((n, NO_GRADS if n == suffix or n.startswith(suffix + ".") else f) for n, f in module.parts)
             state.env[owner] = replace(module, parts=frozen, flags=union_flags(f for _, f in frozen))
+            for name, _ in frozen:
+                if name == suffix or name.startswith(suffix + "."):
+                    self.freeze_shared(f"{owner}.{name}", state)  # its other names are the same parameter
             return True
         return False
 

@@ -14,7 +14,7 @@ from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, 
 from ...cst.names import Names, dotted
 from ...argparse_options import parsed_arguments
 from ...options import admit
-from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, _is_optimizer_class, is_number, literal
+from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
 from .state import State
 from .containers import (ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, param_groups, sequence_items,
                          sequence_of)
@@ -22,9 +22,10 @@ from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
 from .pyvalues import PythonValues, value_fact
 from .objects import Objects
+from .sharing import Sharing
 
 
-class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
+class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Sharing):
     """Derives facts for one scope (module body or one function body)."""
 
     def __init__(
@@ -441,7 +442,11 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects):
                 return t.why(where, f"`.{method}()` returns a {'coalesced ' if coalesced else ''}sparse {layout.upper()} tensor")
             if isinstance(recv, Module):
                 if method in ("parameters", "named_parameters"):
-                    return Params(flags=recv.flags, named=method == "named_parameters", parts=recv.parts,
+                    # `named_parameters(remove_duplicate=False)` yields a shared parameter under each name
+                    once = self.argument(node, "remove_duplicate", 2, state) if method == "named_parameters" else True
+                    parts = (recv.distinct_parts() if once is True or once is ABSENT
+                             else recv.parts if once is False else None)
+                    return Params(flags=recv.flags, named=method == "named_parameters", parts=parts,
                                   evidence=recv.evidence)
                 if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
                     return recv

@@ -120,7 +120,8 @@ class TorchCalls:
                     flags = NO_GRADS  # frozen: its weight never gets a gradient
                 elif freeze is not False:
                     flags = UNKNOWN
-            m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None)
+            m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None,
+                       ordered=True)
             # where a `sparse=` given by name got its value: an option of a public class
             given = arg(node, positions.get("sparse"), "sparse")
             held = self.fact(given, state) if given is not None else None
@@ -134,7 +135,10 @@ class TorchCalls:
         if q in api.CONTAINERS:
             return self._container(q, node, state)
         if q.startswith("torch.nn.") and q.count(".") == 2 and q.split(".")[-1][:1].isupper() and q not in api.CONTAINERS:
-            return Module(kind=q.split(".")[-1], flags=DENSE, parts=api.dense_layer_parts(q))
+            kind = q.split(".")[-1]
+            bias = self.argument(node, "bias", api.BIAS_POSITION[kind], state) if kind in api.BIAS_POSITION else ABSENT
+            bias = True if bias is ABSENT else bias if isinstance(bias, bool) else None
+            return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True)
         if q in api.CHAINS:
             out = None
             for a in node.args:

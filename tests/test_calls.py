@@ -205,6 +205,17 @@ def test_a_call_into_another_module_reports_there_with_this_file_in_evidence(tmp
     assert f"{train}:6" in places
 
 
+def test_a_helper_of_another_module_whose_default_builds_an_object_is_followed(tmp_path):
+    """`def run(adj, cfg=Cfg())`: the default is built while the module's walk is being set
+    up; the engine failed there with an internal error and the file was not checked."""
+    (tmp_path / "lib.py").write_text("class Cfg:\n    scale = 2\n\n\ndef run(adj, cfg=Cfg()):\n    return adj.values()\n")
+    main = tmp_path / "main.py"
+    src = "import torch\nfrom lib import run\n\nadj = torch.sparse_coo_tensor(i, v, (3, 3))\nrun(adj)\n"
+    main.write_text(src)
+    diags, _, _ = check_text(src, str(main), Settings())
+    assert [(d.path, d.line, d.code) for d in diags] == [(str(tmp_path / "lib.py"), 6, "SPL001")]
+
+
 def test_a_layout_test_keeps_a_known_layout_out_of_the_other_branches():
     """The shape of torch.autograd.gradcheck._densify, which was flagged on the corpus."""
     assert codes("""

@@ -1204,6 +1204,8 @@ class Calls:
             return None
         w = self.walker
         inf = w.ctx.inference
+        if inf is None:
+            return None  # a module's defaults, read before its walk: no exception is made there
         name = func.value
         if name in inf.locals or inf.lookup(name, state) is not None:
             return None
@@ -1310,7 +1312,7 @@ class Calls:
             result = there.calls._analyse(target.node, bound, there.calls.module_outer(target.node), inf.grad_enabled,
                                           here.backward_follows(site), saved)
             if result is not None:
-                result = _Result(_portable(_qualified(result.returned, there), there.ctx, there.ctx.path),
+                result = _Result(_portable(_named_by_module(result.returned, there), there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
                                  saved={k: _portable_evidence(e, there.ctx, there.ctx.path)
                                         for k, e in result.saved.items()},
@@ -2115,7 +2117,7 @@ def _plain_value(fact, depth: int = 0) -> bool:
             and all(_plain_value(v, depth + 1) for _, v in fact.attrs))
 
 
-def _qualified(fact, there):
+def _named_by_module(fact, there):
     """An object of a class of `there`'s module, named so that the caller finds its methods
     there (`Optimizer.from_opt(...)` returns an `Optimizer` of that module)."""
     if isinstance(fact, Instance) and fact.cls in there.classes:

@@ -94,7 +94,6 @@ def configurations(init: cst.FunctionDef, cls: str, klass: cst.ClassDef) -> list
     return found
 
 
-
 @dataclass(frozen=True)
 class Option:
     """A value the caller of an entry point may set: key `key` of what parameter `param`

@@ -216,6 +216,23 @@ def test_a_helper_of_another_module_whose_default_builds_an_object_is_followed(t
     assert [(d.path, d.line, d.code) for d in diags] == [(str(tmp_path / "lib.py"), 6, "SPL001")]
 
 
+def test_a_script_calling_a_library_function_whose_helper_holds_the_hazard_is_checked(tmp_path):
+    """`train(cfg)` holds no token; `build_optimizer`, a helper of its own module, does. The
+    user script was passed over by the prefilter: the library's own call chain counts."""
+    (tmp_path / "lib.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\n"
+        "def build_optimizer(name, params):\n    if name == 'sparse_adam':\n"
+        "        return torch.optim.SparseAdam(params)\n    return torch.optim.Adam(params)\n\n\n"
+        "def train(cfg):\n    emb = nn.Embedding(10, 3, sparse=cfg.sparse)\n"
+        "    opt = build_optimizer(cfg.optimizer, emb.parameters())\n    return emb, opt\n")
+    main = tmp_path / "main.py"
+    src = ("from lib import train\n\n\nclass Config:\n    sparse = True\n    optimizer = 'adam'\n\n\n"
+           "train(Config())\n")
+    main.write_text(src)
+    diags, _, _ = check_text(src, str(main), Settings())
+    assert [(d.path, d.line, d.code) for d in diags] == [(str(tmp_path / "lib.py"), 8, "SPL401")]
+
+
 def test_a_layout_test_keeps_a_known_layout_out_of_the_other_branches():
     """The shape of torch.autograd.gradcheck._densify, which was flagged on the corpus."""
     assert codes("""

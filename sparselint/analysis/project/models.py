@@ -452,9 +452,9 @@ class ProjectIndex:
 
     def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
         """The source of the functions that the function `name` (of the module `file`, whose
-        source is `code`) calls through the names its module imports from other modules of
-        the project, when they hold a token, followed through helpers that do not, up to a
-        few modules deep."""
+        source is `code`) calls, in its module or through the names its module imports from
+        other modules of the project, when they hold a token, followed through helpers that
+        do not, up to a few calls deep."""
         key = (file, name, tokens, depth)
         found = self._reached.get(key)
         if found is None:
@@ -470,7 +470,15 @@ class ProjectIndex:
             return out, seen
         called = {m.group(1) for c in code for m in _CALLED.finditer(c)}
         body = self._text(file) or ""
-        for module, pairs in self._outline(file, body)[1]:
+        defs, imports = self._outline(file, body)
+        for local in sorted(called & set(defs)):
+            # a helper of the same module (`build_optimizer(cfg.optimizer, ...)`)
+            found = self._definition_text(file, local, seen)
+            if any(tokens.search(c) for c in found):
+                out.extend(found)
+            elif found:
+                out.extend(self._reached_code(file, local, found, tokens, seen, depth + 1))
+        for module, pairs in imports:
             for original, local in pairs:
                 if original is None or local not in called:
                     continue

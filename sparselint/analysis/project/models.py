@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 from collections import deque
+import io
 import os
 import re
 from functools import lru_cache
 import textwrap
+import tokenize
 import warnings
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -471,10 +473,13 @@ class ProjectIndex:
         called = {m.group(1) for c in code for m in _CALLED.finditer(c)}
         body = self._text(file) or ""
         defs, imports = self._outline(file, body)
-        for local in sorted(called & set(defs)):
-            # a helper of the same module (`build_optimizer(cfg.optimizer, ...)`)
+        for local in sorted(called & set(defs)) if depth == 0 else ():
+            # a helper beside the function imported (`build_optimizer(cfg.optimizer, ...)`);
+            # the token must be in its code: torch's tracing helpers say "sparse" in their
+            # comments. Only there: further down, the helpers of helpers of torch's passes
+            # made its compiler's entry module matter
             found = self._definition_text(file, local, seen)
-            if any(tokens.search(c) for c in found):
+            if any(tokens.search(_code_of(c)) for c in found):
                 out.extend(found)
             elif found:
                 out.extend(self._reached_code(file, local, found, tokens, seen, depth + 1))
@@ -916,6 +921,26 @@ def _owner_hint(n: ast.AST) -> bool:
         root = root.value
     return (isinstance(root, ast.Name) and root.id in ("self", "cls")
             or isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "super")
+
+
+@lru_cache(maxsize=512)
+def _code_of(text: str) -> str:
+    """The text with its comments and strings blanked (lines and columns kept)."""
+    lines = text.splitlines(keepends=True)
+    out = list(lines)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in (tokenize.COMMENT, tokenize.STRING):
+                continue
+            (r0, c0), (r1, c1) = tok.start, tok.end
+            for r in range(r0, r1 + 1):
+                line = out[r - 1]
+                a = c0 if r == r0 else 0
+                b = c1 if r == r1 else len(line.rstrip("\r\n"))
+                out[r - 1] = line[:a] + " " * (b - a) + line[b:]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text
+    return "".join(out)
 
 
 def _methods_reached(methods: list, texts: tuple[str, ...]) -> list[str]:

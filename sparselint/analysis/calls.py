@@ -1181,11 +1181,12 @@ class Calls:
             if parsed is not None:
                 from .context import Context
                 from .cst.names import Names
-                module, text, aliases = parsed
+                module, text, aliases, positions = parsed
                 here = self.walker.ctx
                 shown = os.path.normpath(os.path.join(os.path.dirname(here.path),
                                                       os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
                 ctx = Context(shown, text, Names(dict(aliases)), module)
+                ctx.positions_kept = positions
                 walker = type(self.walker)(module, ctx, self.walker.hooks)
                 # one walker per module for the whole check: a module's globals are one
                 # state, which a call from any module may change
@@ -1970,7 +1971,10 @@ def _parse(file: str) -> Optional[tuple]:
         try:
             module = cst.parse_module(text)
             from .cst.names import Names
-            _PARSED[key] = (module, text, tuple(Names.from_module(module).aliases.items()))
+            # the last item holds the module's source positions once a check needs them: they
+            # cost a code generation pass over the whole module, and every file that calls
+            # into the module needs the same ones
+            _PARSED[key] = (module, text, tuple(Names.from_module(module).aliases.items()), {})
         except (cst.ParserSyntaxError, RecursionError):
             _PARSED[key] = None
     return _PARSED[key]

@@ -38,6 +38,8 @@ class Context:
         self.names = names
         self.module = module
         self._ranges = None
+        # where the positions of a module shared by many checks are kept (calls._parse)
+        self.positions_kept: Optional[dict] = None
         self._order = None
         self.parents: dict[cst.CSTNode, Optional[cst.CSTNode]] = {}
         self.diagnostics: list[Diagnostic] = []
@@ -72,7 +74,13 @@ class Context:
     def ranges(self):
         # Positions cost a full code generation pass: computed once, on the first report.
         if self._ranges is None:
-            self._ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            kept = self.positions_kept
+            if kept is not None and "ranges" in kept:
+                self._ranges = kept["ranges"]
+            else:
+                self._ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+                if kept is not None:
+                    kept["ranges"] = self._ranges
         return self._ranges
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:

@@ -114,3 +114,49 @@ def test_a_config_class_of_an_installed_package_as_an_annotation(tmp_path):
     r = run_cli("--no-cache", "--output-format", "concise", ".", cwd=project, env={"PYTHONPATH": str(site)})
     assert "SPL903" not in r.stdout and r.returncode == 1, r.stdout
     assert re.findall(r"^(\S+?):(\d+):\d+: (SPL\d+)", r.stdout, re.M) == [(os.path.join("mypkg", "train.py"), "6", "SPL001")]
+
+
+GRAPH_HELPER = '''import torch
+
+
+def edge_weights(adj):
+    """`adj`: a sparse COO adjacency matrix."""
+    return adj.values()
+'''
+
+GRAPH_SCRIPT = '''import torch
+from torch_graphkit.sparse import edge_weights
+
+i = torch.tensor([[0, 1, 1], [1, 0, 0]])
+adj = torch.sparse_coo_tensor(i, torch.tensor([1., 2., 3.]), (2, 2))
+print(edge_weights(adj))
+'''
+
+
+def _graph_project(tmp_path):
+    site, project = tmp_path / "site", tmp_path / "project"
+    (site / "torch_graphkit").mkdir(parents=True)
+    project.mkdir()
+    (site / "torch_graphkit" / "__init__.py").write_text("")
+    (site / "torch_graphkit" / "sparse.py").write_text(GRAPH_HELPER)
+    (project / "train.py").write_text(GRAPH_SCRIPT)
+    return site, project
+
+
+def test_a_package_named_like_torch_is_read_like_any_other(tmp_path):
+    """torch_geometric, torchrec, torch_sparse: only `torch` itself is known by its tables.
+    A name test without the dot took every `torch*` package for torch, and a user's call
+    into torch_geometric.utils.cat or set_sparse_value, which fail under torch, was never
+    followed."""
+    site, project = _graph_project(tmp_path)
+    r = run_cli("--no-cache", "--output-format", "concise", ".", cwd=project, env={"PYTHONPATH": str(site)})
+    found = re.findall(r"^(\S+?):(\d+):\d+: (SPL\d+)", r.stdout, re.M)
+    assert found == [("train.py", "6", "SPL001")], r.stdout + r.stderr
+
+
+@pytest.mark.torch
+def test_the_call_into_the_torch_named_package_fails_under_torch(tmp_path):
+    site, project = _graph_project(tmp_path)
+    run = subprocess.run([sys.executable, "train.py"], cwd=project, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
+    assert run.returncode != 0 and "Cannot get values on an uncoalesced tensor" in run.stderr

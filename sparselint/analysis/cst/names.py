@@ -30,6 +30,13 @@ CANONICAL = {
 _ATTRIBUTE, _NAME = cst.Attribute, cst.Name
 
 
+def is_torch(qualname: str) -> bool:
+    """Whether a qualified name is torch's own (`torch`, `torch.nn.Linear`), not a package
+    whose name merely starts so (`torch_geometric`, `torchrec`, `torch_sparse`): those are
+    code to read like any other."""
+    return qualname == "torch" or qualname.startswith("torch.")
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of names and attributes, else None."""
     # exact type tests: both classes are concrete and final, and `isinstance` against a

@@ -27,7 +27,7 @@ from ..entry import caller_key, entry_point
 from .. import options, records
 from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
-from ..cst.names import Names, dotted
+from ..cst.names import Names, dotted, is_torch
 from .exceptions import ExceptionClasses
 from ..cst.syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
 from ..cst.tree import children, walk
@@ -1130,7 +1130,7 @@ def _may_raise(body, names: Names, exception_class) -> tuple[bool, bool]:
         if isinstance(n, cst.Call):
             builtin = True
             q = names.qualify(n.func)
-            if q is None or not q.startswith("torch"):
+            if q is None or not is_torch(q):
                 return True, True
         elif isinstance(n, (cst.With, cst.For, cst.While, cst.Await, cst.Yield, cst.Try, cst.TryStar, cst.Import,
                             cst.ImportFrom)):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 from .installed import installed, installed_file
 
-from ..cst.names import CANONICAL
+from ..cst.names import CANONICAL, is_torch
 
 # torch.nn classes whose parameters get sparse gradients when built with sparse=True.
 SPARSE_CAPABLE = {"torch.nn.Embedding", "torch.nn.EmbeddingBag",
@@ -201,7 +201,7 @@ class ProjectIndex:
             return _Class(name, path, node, imports, modname)
         # a re-export: `from .model import Recommender` in a package __init__
         target = imports.get(name)
-        if target and target != qualname and not target.startswith("torch"):
+        if target and target != qualname and not is_torch(target):
             return self._class(target, path)
         return None
 
@@ -215,7 +215,7 @@ class ProjectIndex:
         if not attribute and isinstance(self._top(tree).get(local), ast.ClassDef):
             return f"{os.path.abspath(path)}::{local}"
         target = imports.get(local)
-        if not target or target.startswith("torch"):
+        if not target or is_torch(target):
             return None
         if not attribute:
             return target
@@ -297,7 +297,7 @@ class ProjectIndex:
             loaded = self._load(file, text)
             found: dict[str, None] = {}
             for target in (loaded[1].values() if loaded is not None else ()):
-                if target.startswith("torch"):
+                if is_torch(target):
                     continue
                 if target.startswith("@"):
                     folder, _, name = target[1:].partition(":")
@@ -345,7 +345,7 @@ class ProjectIndex:
         _, imports, _ = loaded
         target = imports.get(local)
         found = None
-        if target and not target.startswith(("torch", "itertools", "functools")):
+        if target and not (is_torch(target) or target.split(".")[0] in ("itertools", "functools")):
             if attribute:
                 if "." not in attribute:
                     found = self._function_in(self._module_file(target, path), attribute, any_binding=any_binding)
@@ -391,7 +391,7 @@ class ProjectIndex:
             folder, _, inner = target[1:].partition(":")
             return self._function_in(folder + ".py" if os.path.isfile(folder + ".py") else
                                      os.path.join(folder, "__init__.py"), inner, depth + 1, any_binding)
-        if target and "." in target and not target.startswith("torch"):
+        if target and "." in target and not is_torch(target):
             module, _, inner = target.rpartition(".")
             return self._function_in(self._find_module(module, file), inner, depth + 1, any_binding)
         return None
@@ -750,7 +750,7 @@ class ProjectIndex:
                                           and bq.split(".")[-1][:1].isupper() and bq not in CONTAINERS):
                 is_module = True
                 torch_base = torch_base or CANONICAL.get(bq, bq)
-            elif not bq.startswith("torch"):
+            elif not is_torch(bq):
                 sub = self._module_class(bq, cls.path, None, depth + 1)
                 if sub is not None:
                     is_module = True

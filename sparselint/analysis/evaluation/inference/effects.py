@@ -13,7 +13,7 @@ from ....diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
                      attr_of, element_of, join_all, union_flags, union_params)
 from ..gradflags import NONE as NO_GRADS
-from ...cst.names import dotted
+from ...cst.names import dotted, is_torch
 from ...entry import caller_key
 from ...cst.tree import children
 
@@ -530,7 +530,7 @@ class Effects:
         (which only reads its arguments) takes it."""
         func = call.func
         q = self.names.qualify(func)
-        reads = (q is not None and (q == "torch" or q.startswith("torch."))) or (
+        reads = (q is not None and is_torch(q)) or (
             isinstance(func, cst.Name) and func.value in _READING_BUILTINS and self.builtin(func.value, state))
         if isinstance(func, cst.Attribute):
             recv = self._held(dotted(func.value), state)

@@ -138,8 +138,6 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
         # whether the file is a package's module decides it: creating or deleting
         # `__init__.py` changes the findings
         dependencies.add(entry.package_marker(path))
-    # names the reduction keeps, as if they were tokens
-    seeds = (*extra, *candidates.words) if entries else extra
     if not entries and not any(tokens.search(t) for t in texts):
         return []
     # Python's parser first: what it refuses is reported at once, not after LibCST has
@@ -154,7 +152,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
         reduced = Reduced(text, None)
     else:
         try:
-            reduced = reduce_source(text, tokens, seeds, verdict.tree)
+            reduced = reduce_source(text, tokens, extra, verdict.tree, candidates.words if entries else ())
         except Exception:  # the reduction is an optimisation; the full text is always right
             reduced = Reduced(text, None)
     if reduced.text is None:

@@ -425,7 +425,7 @@ class ProjectIndex:
                     continue
                 project_names.append(local)
                 code = self._definition_text(file, original, files)
-                if code and not any(tokens.search(c) for c in code):
+                if code and not any(_holds(tokens, c) for c in code):
                     # a helper that passes what it is given on to a function of a module it
                     # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
                     # function's code counts as this one's
@@ -438,14 +438,14 @@ class ProjectIndex:
                     # a model class: building one runs its `__init__`, calling one its
                     # `forward`, here
                     code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
-                if not any(tokens.search(c) for c in code):
+                if not any(_holds(tokens, c) for c in code):
                     # the methods and properties of a class that this file names (`g.adjacency`,
                     # `trainer.fit`), and those they or `__init__` call on `self` in turn
                     methods = self._methods_of(file, original)
                     if methods:
                         code = list(code) + [c for c in _methods_reached(methods, (text, *code))
                                              if c not in code]
-                if code and any(tokens.search(c) for c in code):
+                if code and any(_holds(tokens, c) for c in code):
                     names.append(local)
                     texts.extend(code)
         if side_effects:
@@ -479,7 +479,7 @@ class ProjectIndex:
             # comments. Only there: further down, the helpers of helpers of torch's passes
             # made its compiler's entry module matter
             found = self._definition_text(file, local, seen)
-            if any(tokens.search(_code_of(c)) for c in found):
+            if any(_holds(tokens, c) for c in found):
                 out.extend(found)
             elif found:
                 out.extend(self._reached_code(file, local, found, tokens, seen, depth + 1))
@@ -492,7 +492,7 @@ class ProjectIndex:
                     continue
                 seen.add(sub)
                 found = self._definition_text(sub, original, seen)
-                if any(tokens.search(c) for c in found):
+                if any(_holds(tokens, c) for c in found):
                     out.extend(found)
                 elif found:
                     out.extend(self._reached_code(sub, original, found, tokens, seen, depth + 1))
@@ -528,7 +528,7 @@ class ProjectIndex:
                 for m in _DEF.finditer(body):
                     nxt = _TOP_LEVEL.search(body, m.end())
                     code = body[m.start():nxt.start() if nxt else len(body)]
-                    if tokens.search(code):
+                    if _holds(tokens, code):
                         found.append((m.group(1), code))
             self._token_functions[key] = found
         return self._token_functions[key]
@@ -921,6 +921,13 @@ def _owner_hint(n: ast.AST) -> bool:
         root = root.value
     return (isinstance(root, ast.Name) and root.id in ("self", "cls")
             or isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "super")
+
+
+def _holds(tokens, code: str) -> bool:
+    """Whether another module's code holds a token as code: a comment naming
+    `torch/optim/lr_scheduler.py` made every importer of a tracing helper of torch's
+    compiler matter."""
+    return tokens.search(code) and tokens.search(_code_of(code))
 
 
 @lru_cache(maxsize=512)

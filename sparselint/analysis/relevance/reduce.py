@@ -240,7 +240,8 @@ def _lines(node: ast.AST) -> int:
     return (node.end_lineno or node.lineno) - node.lineno + 1
 
 
-def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tuple[list[bool], list[bool]]:
+def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...],
+              entry_words: tuple[str, ...] = ()) -> tuple[list[bool], list[bool]]:
     """Which units are kept, and which classes are kept whole.
 
     A unit is kept as *bearing* facts (it holds a token, or reads or returns what such code
@@ -248,7 +249,11 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     a flag, a constant, the model `__init__` builds), or as *reached*: a function, class or
     method that code kept calls, so the engine may follow the call into it with the
     caller's facts, at most `MAX_CALLEE_DEPTH` deep. Only bearing code propagates to its
-    callers and readers; context and reached code make no fact of their own."""
+    callers and readers; context and reached code make no fact of their own.
+
+    A unit naming one of `entry_words` (a layout test in a package's module) is kept as
+    reached: it is analysed as an entry point with what its own test admits, and so are the
+    helpers it calls, but its callers get no fact from it (what they pass is unknown)."""
     binders, users = defaultdict(list), defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
     members_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -368,6 +373,15 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
         through its constructor."""
         (make_whole if is_class(j) else keep)(j, how, d)
 
+    entry = {w.rstrip("()") for w in entry_words}
+    # a layout predicate of the module (`def is_coo(t): return t.layout == torch.sparse_coo`)
+    # is a layout test wherever it is called
+    predicates = [i for i, u in enumerate(units) if entry and u.parent < 0 and _returns_word(u.node, entry)]
+    while predicates:
+        name = units[predicates.pop()].node.name
+        if name not in entry:
+            entry.add(name)
+            predicates.extend(j for j in users[name] if units[j].parent < 0 and _returns_word(units[j].node, entry))
     for i, u in enumerate(units):
         if matches(u):
             if u.parent >= 0 and not isinstance(u.node, _DEFS):
@@ -376,6 +390,8 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
                 make_whole(i, _BEARING)
             else:
                 keep(i, _BEARING)
+        elif entry and not entry.isdisjoint(u.words):
+            keep(u.parent if u.parent >= 0 and not isinstance(u.node, _DEFS) else i, _REACHED)
     while work:
         i = work.pop()
         u, node, how, d = units[i], units[i].node, kind[i], depth[i]
@@ -479,6 +495,18 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...]) -> tup
     return keep_flags, whole
 
 
+def _returns_word(node: ast.AST, words: set[str]) -> bool:
+    """Whether a function returns an expression naming one of `words`."""
+    if not isinstance(node, _FUNCS):
+        return False
+    for n in ast.walk(node):
+        if isinstance(n, ast.Return) and n.value is not None:
+            for m in ast.walk(n.value):
+                if (m.id if isinstance(m, ast.Name) else m.attr if isinstance(m, ast.Attribute) else None) in words:
+                    return True
+    return False
+
+
 def _derives_from(node: ast.ClassDef, name: str) -> bool:
     return any(type(b) is ast.Name and b.id == name for b in node.bases)
 
@@ -519,14 +547,14 @@ def _span(s: ast.stmt) -> tuple[int, int]:
 
 
 def reduce_source(text: str, tokens: Tokens, names: tuple[str, ...] = (),
-                  tree: Optional[ast.Module] = None) -> Reduced:
+                  tree: Optional[ast.Module] = None, entry_words: tuple[str, ...] = ()) -> Reduced:
     """`tokens` in their forms; `names` (imported helpers that can hold a hazard) match
-    whole names only."""
+    whole names only, as do `entry_words` (the layout tests of entry points)."""
     tree = tree or parse_python(text)
     if tree is None:
         return Reduced(text, None)
     units = _units(tree.body, tokens)
-    keep, whole = _relevant(units, tokens, names)
+    keep, whole = _relevant(units, tokens, names, entry_words)
     if not any(k and not isinstance(u.node, _IMPORTS) for k, u in zip(keep, units)):
         return Reduced(None, tree)
     if all(keep):

@@ -422,3 +422,60 @@ def test_an_isinstance_test_and_a_layer_named_but_not_built_make_nothing_matter(
     assert owner("class M(Base):\n    def __init__(self):\n        self.e = nn.Embedding.from_pretrained(w, sparse=True)\n")
     assert owner("class M(nn.Embedding):\n    pass\n")
     assert owner("class M(Base):\n    def __init__(self):\n        self.w = Parameter(torch.zeros(3))\n")
+
+
+LAYOUT_TESTS = '''
+import torch
+
+
+def is_coo(t):
+    return t.layout == torch.sparse_coo
+
+
+def degree(adj):
+    if adj.is_sparse:
+        return torch.bincount(count(adj))
+    return adj.sum(dim=1)
+
+
+def count(adj):
+    return adj.indices()[0]
+
+
+def weights(adj):
+    if is_coo(adj):
+        return adj.values()
+    return adj
+
+
+def report(adj):
+    return {"degree": degree(adj).tolist()}
+'''
+
+
+def test_a_layout_test_keeps_its_function_and_helpers_not_its_callers():
+    """An entry point's layout test is analysed where it is, with what it admits; the
+    function calling it passes what nobody knows (torch's tracer was kept whole for one
+    `is_sparse` in a helper). A layout predicate marks the functions that call it."""
+    from sparselint.engine import entry_tokens
+
+    words = entry_tokens(tuple(Settings().rules())).words
+    lines = reduce_source(LAYOUT_TESTS, TOKENS, (), None, words).text
+    assert "def degree(adj):" in lines and "def count(adj):" in lines
+    assert "def weights(adj):" in lines and "def is_coo(t):" in lines
+    assert "def report(adj):" not in lines
+
+
+def test_a_token_in_a_comment_of_an_imported_helper_makes_nothing_matter(tmp_path):
+    """A comment naming `torch/optim/lr_scheduler.py` in a helper of torch's compiler made
+    every module importing it matter."""
+    from sparselint.analysis.project.models import project_index
+
+    (tmp_path / "helpers.py").write_text(
+        "def call_function(fn):\n    # patched from torch/optim/lr_scheduler.py\n    return fn()\n\n\n"
+        "def build(params):\n    return torch.optim.SGD(params)\n")
+    main = tmp_path / "main.py"
+    src = "from helpers import call_function, build\n\ncall_function(print)\nbuild([])\n"
+    main.write_text(src)
+    names, _, _ = project_index().imported_code(src, str(main), TOKENS)
+    assert names == ["build"]

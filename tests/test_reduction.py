@@ -450,20 +450,28 @@ def weights(adj):
 
 def report(adj):
     return {"degree": degree(adj).tolist()}
+
+
+def _init_group(group):
+    for p in group["params"]:
+        if p.grad.is_sparse:
+            raise RuntimeError("no sparse gradients")
+    return group.values()
 '''
 
 
 def test_a_layout_test_keeps_its_function_and_helpers_not_its_callers():
     """An entry point's layout test is analysed where it is, with what it admits; the
     function calling it passes what nobody knows (torch's tracer was kept whole for one
-    `is_sparse` in a helper). A layout predicate marks the functions that call it."""
+    `is_sparse` in a helper). A layout predicate marks the functions that call it. A private
+    function is no entry point (torch's optimizers test `p.grad.is_sparse` in one)."""
     from sparselint.engine import entry_tokens
 
     words = entry_tokens(tuple(Settings().rules())).words
     lines = reduce_source(LAYOUT_TESTS, TOKENS, (), None, words).text
     assert "def degree(adj):" in lines and "def count(adj):" in lines
     assert "def weights(adj):" in lines and "def is_coo(t):" in lines
-    assert "def report(adj):" not in lines
+    assert "def report(adj):" not in lines and "def _init_group(group):" not in lines
 
 
 def test_a_token_in_a_comment_of_an_imported_helper_makes_nothing_matter(tmp_path):

@@ -251,9 +251,11 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...],
     caller's facts, at most `MAX_CALLEE_DEPTH` deep. Only bearing code propagates to its
     callers and readers; context and reached code make no fact of their own.
 
-    A unit naming one of `entry_words` (a layout test in a package's module) is kept as
-    reached: it is analysed as an entry point with what its own test admits, and so are the
-    helpers it calls, but its callers get no fact from it (what they pass is unknown)."""
+    A public function naming one of `entry_words` (a layout test in a package's module) is
+    kept as reached: it is analysed as an entry point with what its own test admits, and so
+    are the helpers it calls, but its callers get no fact from it (what they pass is
+    unknown). A private one is no entry point, and a test there narrows nothing a caller
+    passed (a layout predicate aside, whose callers are marked)."""
     binders, users = defaultdict(list), defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
     members_of: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -390,8 +392,8 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...],
                 make_whole(i, _BEARING)
             else:
                 keep(i, _BEARING)
-        elif entry and not entry.isdisjoint(u.words):
-            keep(u.parent if u.parent >= 0 and not isinstance(u.node, _DEFS) else i, _REACHED)
+        elif entry and _public(u, units) and not entry.isdisjoint(u.words):
+            keep(i, _REACHED)
     while work:
         i = work.pop()
         u, node, how, d = units[i], units[i].node, kind[i], depth[i]
@@ -493,6 +495,13 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...],
         context_of(i, u, d + 1 if how == _REACHED else 1)
     keep_flags = [k != _NONE or (u.parent < 0 and isinstance(u.node, _IMPORTS)) for k, u in zip(kind, units)]
     return keep_flags, whole
+
+
+def _public(u: _Unit, units: list[_Unit]) -> bool:
+    """A function or method an entry point can be: public, in a public class."""
+    if not isinstance(u.node, _FUNCS) or u.node.name.startswith("_"):
+        return False
+    return u.parent < 0 or not units[u.parent].node.name.startswith("_")
 
 
 def _returns_word(node: ast.AST, words: set[str]) -> bool:

@@ -166,19 +166,20 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
                                        f"{pyparse.MAX_DEPTH} levels deep, too deep to parse in reasonable time", line)]
     if reduced.tree is None:
         return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error,
-                               entries, public)
+                               entries, public, verdict.tree)
     from .analysis.project.models import project_index
     index = project_index()
     index.offer(path, text, reduced.tree)
     try:
         return _parse_and_walk(text, path, rules, texts, tokens, extra, reduced.text, dependencies, verdict.error,
-                               entries, public)
+                               entries, public, verdict.tree)
     finally:
         index.withdraw(path, text)
 
 
 def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, dependencies,
-                    python_error: Optional[SyntaxError] = None, entries: tuple = (), public: bool = False) -> list[Diagnostic]:
+                    python_error: Optional[SyntaxError] = None, entries: tuple = (), public: bool = False,
+                    tree=None) -> list[Diagnostic]:
     try:
         module = cst.parse_module(reduced)
     except cst.ParserSyntaxError as exc:
@@ -205,7 +206,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
                     hooks[attr[len("visit_"):]].append(getattr(rule, attr))
         # a program that reads its options from the command line is checked with each value
         # they admit (after the run that knows none); findings of every run are one list
-        for parsed in (argparse_options.configurations(text, path, ctx.dependencies) if entry.enabled() else []) or [None]:
+        for parsed in (argparse_options.configurations(text, path, ctx.dependencies, tree) if entry.enabled() else []) or [None]:
             token = argparse_options.use(parsed)
             try:
                 Walker(module, ctx, dict(hooks)).run()

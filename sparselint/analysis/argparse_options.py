@@ -60,19 +60,29 @@ def parsed_arguments() -> Optional[tuple]:
     return _PARSED.get()
 
 
-def configurations(text: str, path: str = "", dependencies: Optional[set] = None) -> list[tuple]:
+def configurations(text: str, path: str = "", dependencies: Optional[set] = None,
+                   tree: Optional[ast.Module] = None) -> list[tuple]:
     """(name, fact) attributes of the parsed arguments, one tuple per configuration (None:
     nothing known, first). Empty when the module declares no options worth turning. The
-    files the options come from, or are read in, are added to `dependencies`."""
+    files the options come from, or are read in, are added to `dependencies`. `tree`: the
+    module's `ast`, when it is parsed already."""
+    try:
+        return _configurations(text, path, dependencies, tree)
+    finally:
+        _BY_TYPE.clear()  # the trees walked are not kept alive
+
+
+def _configurations(text: str, path: str, dependencies: Optional[set], tree: Optional[ast.Module]) -> list[tuple]:
     if not _PARSES.search(text):
         return []
     own, made = _HAS_OPTIONS.search(text), bool(path) and _MAKES_PARSER.search(text)
     if not (own or made):
         return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            return []
     options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None] if own else []
     if made:
         # the options of the functions the module hands its parser to (its own functions'
@@ -176,12 +186,11 @@ def _options_of_helpers(tree: ast.Module, text: str, path: str) -> list:
     # what each helper adds, worked out once in this check (a helper's helpers live in other
     # files, which may change between checks)
     added: dict = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            for slot in _passed(node, parsers):
-                target = _resolve(node.func, path, text)
-                if target is not None:
-                    out.extend(_added_by(*target, slot, 0, added))
+    for node in _of_type(tree, ast.Call):
+        for slot in _passed(node, parsers):
+            target = _resolve(node.func, path, text)
+            if target is not None:
+                out.extend(_added_by(*target, slot, 0, added))
     return list(_first_of_each(out))
 
 
@@ -189,22 +198,22 @@ def _parser_names(tree: ast.AST) -> set:
     """Names of the parsers the module builds that parse the command line: the receiver of
     `parse_args()`, or a parser a function returns (`_get_parser().parse_args()`); a
     parser built for another purpose does not give the program its options."""
-    made = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+    made = {t.id for node in _of_type(tree, ast.Assign) if isinstance(node.value, ast.Call)
             and _called_name(node.value.func).endswith("ArgumentParser")
             for t in node.targets if isinstance(t, ast.Name)}
     if not made:
         return made
-    used = {node.func.value.id for node in ast.walk(tree) if isinstance(node, ast.Call) and not node.args
+    used = {node.func.value.id for node in _of_type(tree, ast.Call) if not node.args
             and isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_args", "parse_known_args")
             and isinstance(node.func.value, ast.Name)}
-    used |= {node.value.id for node in ast.walk(tree) if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)}
+    used |= {node.value.id for node in _of_type(tree, ast.Return) if isinstance(node.value, ast.Name)}
     return _with_groups(tree, made & used)
 
 
 def _with_groups(scope: ast.AST, names: set) -> set:
     """`names` and the argument groups made of them (`group = parser.add_argument_group()`)."""
     names = set(names)
-    assigns = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+    assigns = [n for n in _of_type(scope, ast.Assign) if isinstance(n.value, ast.Call)
                and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in _GROUPS
                and isinstance(n.value.func.value, ast.Name)]
     grown = True
@@ -217,6 +226,23 @@ def _with_groups(scope: ast.AST, names: set) -> set:
                         names.add(t.id)
                         grown = True
     return names
+
+
+# the nodes of each kind under a scope, while one module's configurations are worked out
+_BY_TYPE: dict = {}
+
+
+def _of_type(scope: ast.AST, kind: type) -> list:
+    """The nodes of one kind under `scope`, from one walk of it for every kind asked (a
+    module of 10,000 lines was walked six times)."""
+    key = id(scope)
+    held = _BY_TYPE.get(key)
+    if held is None or held[0] is not scope:
+        nodes: dict = {}
+        for n in ast.walk(scope):
+            nodes.setdefault(type(n), []).append(n)
+        held = _BY_TYPE[key] = (scope, nodes)
+    return held[1].get(kind, [])
 
 
 def _called_name(func: ast.AST) -> str:
@@ -307,8 +333,8 @@ _NO_VALUE = object()
 
 
 def _add_argument_calls(tree: ast.Module):
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+    for node in _of_type(tree, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             yield node
 
 

@@ -17,7 +17,7 @@ OUT_OF_PLACE = {"mul_": "mul", "div_": "div", "add_": "add", "sub_": "sub", "neg
 
 def method_call(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
     """(receiver, method) of a call `receiver.method(...)`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:  # exact types: fast, and run on every node
         return node.func.value, node.func.attr.value
     return None
 

@@ -1758,11 +1758,11 @@ class Calls:
         if node not in self._passed:
             keywords, anywhere = set(), set()
             for n in walk(node.body):
-                if isinstance(n, cst.Arg):
+                if type(n) is cst.Arg:
                     root = n.value
-                    while isinstance(root, (cst.Attribute, cst.Subscript)):
+                    while type(root) is cst.Attribute or type(root) is cst.Subscript:
                         root = root.value
-                    if isinstance(root, cst.Name):
+                    if type(root) is cst.Name:
                         anywhere.add(root.value)
                         if n.keyword is not None:
                             keywords.add(root.value)

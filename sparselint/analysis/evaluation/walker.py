@@ -711,9 +711,11 @@ class Walker:
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.ctx.statement, self.ctx.line_node = small, node
-                if isinstance(small, (cst.Import, cst.ImportFrom)) and inf is self.module_inference:
+                kind = type(small)  # exact types: `isinstance` of a LibCST class is slow
+                importing = kind is cst.Import or kind is cst.ImportFrom
+                if importing and inf is self.module_inference:
                     self.calls.run_imports(small)
-                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                elif importing and not isinstance(small.names, cst.ImportStar):
                     # a name an import binds inside a function no longer holds what it held
                     for alias in small.names:
                         bound = alias.asname.name if alias.asname is not None else alias.name
@@ -724,14 +726,14 @@ class Walker:
                 if self.yields is not None:
                     for y in _yields_in(small):
                         self.yields.extend(self._yielded(y, state))
-                returned = inf.fact(small.value, state) if isinstance(small, cst.Return) and small.value is not None else _NO_VALUE
+                returned = inf.fact(small.value, state) if kind is cst.Return and small.value is not None else _NO_VALUE
                 state = inf.apply(small, state)
-                if isinstance(small, cst.Raise) and self.raised is not None:
+                if kind is cst.Raise and self.raised is not None:
                     exc = inf.fact(small.exc, state) if small.exc is not None else None
                     self.raised.append(exc if isinstance(exc, Instance) else None)
-                if isinstance(small, cst.Return):
+                if kind is cst.Return:
                     self.returns.append((returned, state))
-                if isinstance(small, (cst.Return, cst.Raise)):
+                if kind is cst.Return or kind is cst.Raise:
                     self.exited = True
                     break
             return state

@@ -782,6 +782,7 @@ def _display(node) -> bool:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
 
 
 def _walruses(node: cst.CSTNode) -> list:
@@ -793,7 +794,7 @@ def _walruses(node: cst.CSTNode) -> list:
         t = type(n)
         if t in _SCOPE_TYPES:
             return
-        inner = inside or isinstance(n, _COMPREHENSIONS)
+        inner = inside or t in _COMPREHENSION_TYPES
         for child in children(n):
             walk(child, inner)
         if t is cst.NamedExpr:

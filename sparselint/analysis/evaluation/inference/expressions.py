@@ -24,6 +24,9 @@ from .pyvalues import PythonValues, value_fact
 from .objects import Objects
 from .sharing import Sharing
 
+_PATH_TYPES = frozenset({cst.Name, cst.Attribute, cst.Subscript})
+_EVALUATED = frozenset({cst.IfExp, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation, cst.FormattedString})
+
 
 class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Sharing):
     """Derives facts for one scope (module body or one function body)."""
@@ -97,11 +100,11 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
     def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
         """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
         q = self.names.qualify(func)
-        if q is None and isinstance(func, (cst.Name, cst.Attribute, cst.Subscript)):
+        if q is None and type(func) in _PATH_TYPES:
             root = func
-            while isinstance(root, (cst.Attribute, cst.Subscript)):
+            while type(root) is cst.Attribute or type(root) is cst.Subscript:
                 root = root.value
-            if not isinstance(root, cst.Name) or (
+            if type(root) is not cst.Name or (
                     root.value not in state.env and root.value not in self.outer
                     and (self.calls is None or root.value in self.locals or self.calls.imported_value(root.value) is None)):
                 return None  # only a name bound in this scope, the module, or imported from the project
@@ -160,7 +163,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 self._memo = None
 
     def _fact(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
-        if isinstance(node, cst.Name):
+        # exact node types: an `isinstance` test of a LibCST class goes through ABCMeta, and
+        # this runs for every expression of every statement
+        t = type(node)
+        if t is cst.Name:
             if node.value in _CONSTANTS:
                 return _CONSTANTS[node.value]
             fact = self.lookup(node.value, state)
@@ -169,26 +175,25 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if fact is None and self.calls is not None and node.value not in self.locals:
                 return self.calls.imported_value(node.value)
             return fact
-        if isinstance(node, (cst.Integer, cst.Float)):
+        if t is cst.Integer or t is cst.Float:
             return Scalar(value=literal(node))
-        if isinstance(node, cst.SimpleString):
+        if t is cst.SimpleString:
             v = literal(node)
             return Const(value=v) if isinstance(v, str) and len(v) <= 80 else None
-        if isinstance(node, cst.Attribute):
+        if t is cst.Attribute:
             return self._attribute(node, state)
-        if isinstance(node, cst.Dict):
+        if t is cst.Dict:
             return self._dict(node, state)
-        if isinstance(node, cst.Call):
+        if t is cst.Call:
             return self._call(node, state)
-        if isinstance(node, cst.BinaryOperation):
+        if t is cst.BinaryOperation:
             return self._binary(node, state)
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            t = self.tensor(node.expression, state)
-            return self._derived(t, t.layout, None, [t], elementwise=True) if t else None
-        if isinstance(node, (cst.IfExp, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation,
-                             cst.FormattedString)):
+        if t is cst.UnaryOperation and isinstance(node.operator, cst.Minus):
+            held = self.tensor(node.expression, state)
+            return self._derived(held, held.layout, None, [held], elementwise=True) if held else None
+        if t in _EVALUATED:
             return self._evaluated(node, state)
-        if isinstance(node, cst.Subscript):
+        if t is cst.Subscript:
             base = self.fact(node.value, state)
             if isinstance(base, Tensor) and base.layout == "strided":
                 return self._derived(base, "strided", None, [base])
@@ -197,18 +202,18 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 key = self.value(index, state)
                 return self.looked_up(base, self.fact(index, state), key) if isinstance(key, str) else None
             return self._item(base, node, state)
-        if isinstance(node, (cst.List, cst.Tuple)):
+        if t is cst.List or t is cst.Tuple:
             return self._collection(node, state)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if t is cst.ListComp or t is cst.GeneratorExp:
             return self._comprehension(node, state) or self._comprehended(node, state)
-        if isinstance(node, cst.DictComp):
+        if t is cst.DictComp:
             return self._comprehended(node, state)
-        if isinstance(node, cst.NamedExpr):
+        if t is cst.NamedExpr:
             return self.fact(node.value, state)
-        if isinstance(node, cst.Await):
+        if t is cst.Await:
             awaited = self.fact(node.expression, state)
             return awaited.result if isinstance(awaited, Coroutine) else None
-        if isinstance(node, cst.Lambda):
+        if t is cst.Lambda:
             return self.calls.function_value(node, self, state) if self.calls is not None else None
         return None
 

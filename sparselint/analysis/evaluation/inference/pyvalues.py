@@ -167,20 +167,21 @@ class PythonValues:
     def _evaluated(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         """The fact of a conditional expression, `and`/`or`, a comparison, `not`, an f-string
         or a pure call on known values; None for any other node."""
-        if isinstance(node, cst.IfExp):
+        t = type(node)
+        if t is cst.IfExp:
             decided = self.truth(node.test, state)
             if decided is not None:
                 return self.fact(node.body if decided else node.orelse, state)
             # either branch may run: what both agree on, as after an `if` statement
             return join(self.fact(node.body, state), self.fact(node.orelse, state))
-        if isinstance(node, cst.BooleanOperation):
+        if t is cst.BooleanOperation:
             first = self._truthiness(node.left, state)
             is_or = isinstance(node.operator, cst.Or)
             if first is not None:
                 # `a or b` is `a` when `a` is true, else `b`; `a and b` the other way round
                 return self.fact(node.left if first == is_or else node.right, state)
             return join(self.fact(node.left, state), self.fact(node.right, state))
-        if isinstance(node, cst.Comparison):
+        if t is cst.Comparison:
             made = value_fact(self.comparison_value(node, state))
             if made is None:
                 return None
@@ -188,12 +189,12 @@ class PythonValues:
             evidence = tuple(e for part in (node.left, *(c.comparator for c in node.comparisons))
                              for e in _origin(self.fact(part, state)))
             return replace(made, evidence=evidence[:2]) if evidence else made
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        if t is cst.UnaryOperation and isinstance(node.operator, cst.Not):
             inner = self._truthiness(node.expression, state)
             return Const(value=not inner) if inner is not None else None
-        if isinstance(node, cst.FormattedString):
+        if t is cst.FormattedString:
             return value_fact(self._formatted(node, state))
-        if isinstance(node, cst.Call):
+        if t is cst.Call:
             return value_fact(self._pure_call(node, state))
         return None
 

@@ -12,24 +12,25 @@ from ..facts import Const
 
 def literal(node: Optional[cst.BaseExpression]):
     """The Python value of a literal True/False/None/number/string, else a sentinel."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+    t = type(node)  # exact types: LibCST classes are ABCs, whose `isinstance` is slow
+    if t is cst.Name and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.Integer):
+    if t is cst.Integer:
         try:
             return int(node.value.replace("_", ""), 0)
         except ValueError:
             return _UNKNOWN
-    if isinstance(node, cst.Float):
+    if t is cst.Float:
         try:
             return float(node.value.replace("_", ""))
         except ValueError:
             return _UNKNOWN
-    if isinstance(node, cst.SimpleString):
+    if t is cst.SimpleString:
         try:
             return node.evaluated_value
         except Exception:
             return _UNKNOWN
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if t is cst.UnaryOperation and isinstance(node.operator, cst.Minus):
         v = literal(node.expression)
         return -v if isinstance(v, (int, float)) and not isinstance(v, bool) else _UNKNOWN
     return _UNKNOWN

@@ -505,13 +505,13 @@ class Calls:
                        for a in node.names if isinstance(a.name, cst.Name)]
         else:
             return
-        read = self._names_read()
         index = project_index()
         for module, local in modules:
-            if not module or local in read:
+            # a module of the project first: the names a module reads take a walk of its tree
+            file = index._import_file(module, self.walker.ctx.path) if module else None
+            if file is None or local in self._names_read():
                 continue
-            file = index._import_file(module, self.walker.ctx.path)
-            there = self._walker_for(file) if file is not None else None
+            there = self._walker_for(file)
             if there is not None:
                 self.walker.ctx.dependencies.add(file)
                 there.module_facts()

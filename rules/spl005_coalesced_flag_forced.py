@@ -2,7 +2,10 @@
 ## What it does
 Checks for `t._coalesced_(True)` on a sparse COO tensor built from literal indices that are
 out of order or repeat an entry. (`_coalesced_` is a private call that graph libraries use to
-skip a sort they believe is done.)
+skip a sort they believe is done.) The tensor may be built elsewhere: a helper of another
+module, or of an installed package (torch_geometric's `to_edge_index`, reached from
+`remove_self_loops` and `GCNConv`), that marks the caller's tensor is reported at the
+caller's call.
 
 In a package, a public function or method that calls it on a parameter it never rebinds is
 also reported: the caller's tensor is marked, whatever order its entries come in. A docstring
@@ -80,16 +83,21 @@ class CoalescedFlagForced(Rule):
                        "scrambled matrix", suggestion=f"`{param} = {param}.coalesce()` (a no-op on a coalesced tensor)")
             return
         t = ctx.tensor(mc[0])
-        if t is None or not t.is_coo or t.coalesced is not False or t.origin != "constructor":
+        if t is None or not t.is_coo or t.coalesced is not False:
             return
-        entries = _literal_entries(mc[0].value, node, ctx)
-        if entries is None:
+        entries = _literal_entries(mc[0].value, node, ctx) if t.origin == "constructor" else None
+        if entries is not None:
+            duplicate = len(set(entries)) != len(entries)
+            if not duplicate and entries == sorted(entries):
+                return
+            what = f"its index list {'repeats an entry' if duplicate else 'is not in sorted order'}"
+        elif t.scrambled:
+            # built elsewhere (the caller's tensor, handed to a helper or a library that marks
+            # it): its evidence says where and why
+            what = "it was built on written-out indices that are out of order or repeat an entry"
+        else:
             return
-        duplicate = len(set(entries)) != len(entries)
-        if not duplicate and entries == sorted(entries):
-            return
-        what = "repeats an entry" if duplicate else "is not in sorted order"
-        ctx.report(self, node, f"`{mc[0].value}._coalesced_(True)` marks it coalesced, but its index list {what}: "
+        ctx.report(self, node, f"`{mc[0].value}._coalesced_(True)` marks it coalesced, but {what}: "
                    "`coalesce()`, CSR conversion and products then silently work on a scrambled matrix",
                    evidence=t.evidence, suggestion=f"`{mc[0].value} = {mc[0].value}.coalesce()`")
 

@@ -199,11 +199,17 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         # a rule runs where its tokens are, or where the entry points of a package's module
         # hold its source
         instances = [r() for r in rules if r in entries or any(rule_tokens(r).search(t) for t in texts)]
-        hooks: dict[str, list[Callable]] = defaultdict(list)
-        for rule in instances:
-            for attr in dir(rule):
-                if attr.startswith("visit_"):
-                    hooks[attr[len("visit_"):]].append(getattr(rule, attr))
+        hooks = _hooks(instances)
+
+        def hooks_for(source: str) -> dict[str, list[Callable]]:
+            # a module the check follows a call into (an installed package's) runs the
+            # rules whose tokens its own source holds too: `to_edge_index(adj)` marks the
+            # caller's tensor coalesced there, though this file never says `_coalesced_`
+            more = [r() for r in rules if r not in active and rule_tokens(r).search(source)]
+            return _hooks([*instances, *more]) if more else hooks
+
+        active = {type(r) for r in instances}
+        ctx.hooks_for = hooks_for
         # a program that reads its options from the command line is checked with each value
         # they admit (after the run that knows none); findings of every run are one list
         for parsed in (argparse_options.configurations(text, path, ctx.dependencies, tree) if entry.enabled() else []) or [None]:
@@ -227,6 +233,16 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
     finally:
         forget_children()
+
+
+def _hooks(instances) -> dict[str, list[Callable]]:
+    """The rules' `visit_` methods by the name of the node type they visit."""
+    hooks: dict[str, list[Callable]] = defaultdict(list)
+    for rule in instances:
+        for attr in dir(rule):
+            if attr.startswith("visit_"):
+                hooks[attr[len("visit_"):]].append(getattr(rule, attr))
+    return hooks
 
 
 def check_text(text: str, path: str, settings: Settings, rules=None,

@@ -160,3 +160,65 @@ def test_the_call_into_the_torch_named_package_fails_under_torch(tmp_path):
     run = subprocess.run([sys.executable, "train.py"], cwd=project, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
     assert run.returncode != 0 and "Cannot get values on an uncoalesced tensor" in run.stderr
+
+
+MARKING_HELPER = '''import torch
+
+
+def to_edge_index(adj):
+    if adj.layout == torch.sparse_coo:
+        adj = adj._coalesced_(True)
+        return adj.indices(), adj.values()
+    raise ValueError("COO only")
+'''
+
+MARKING_SCRIPT = '''import torch
+from torch_graphkit.convert import to_edge_index
+
+idx = torch.tensor([[1, 0, 1, 2], [0, 1, 0, 2]])
+adj = torch.sparse_coo_tensor(idx, torch.tensor([1.0, 2.0, 3.0, 4.0]), (3, 3))
+edge_index, weight = to_edge_index(adj)
+assert adj.coalesce().values().tolist() == [2.0, 4.0, 4.0], adj.coalesce().values().tolist()
+'''
+
+
+def _marking_project(tmp_path, script=MARKING_SCRIPT):
+    site, project = tmp_path / "site", tmp_path / "project"
+    (site / "torch_graphkit").mkdir(parents=True)
+    project.mkdir()
+    (site / "torch_graphkit" / "__init__.py").write_text("")
+    (site / "torch_graphkit" / "convert.py").write_text(MARKING_HELPER)
+    (project / "train.py").write_text(script)
+    return site, project
+
+
+def test_a_package_marking_the_users_tensor_coalesced_is_reported_at_the_users_call(tmp_path):
+    """The shape of torch_geometric's `to_edge_index` (reached from `remove_self_loops` and
+    `GCNConv`): the package marks the caller's COO tensor coalesced. The user's file never
+    says `_coalesced_`: the rule runs in the package's module because its source does. Its
+    written-out indices repeat an entry, so the marked tensor coalesces to the wrong matrix."""
+    site, project = _marking_project(tmp_path)
+    r = run_cli("--no-cache", "--output-format", "full", ".", cwd=project, env={"PYTHONPATH": str(site)})
+    found = re.findall(r"^(\S+?):(\d+):\d+: (SPL\d+)", r.stdout, re.M)
+    assert found == [("train.py", "6", "SPL005")], r.stdout + r.stderr
+    assert "its written-out index list repeats an entry" in r.stdout
+    # coalesced first, or built on sorted entries: nothing to say
+    for safe in (MARKING_SCRIPT.replace("(3, 3))\n", "(3, 3)).coalesce()\n"),
+                 MARKING_SCRIPT.replace("[[1, 0, 1, 2], [0, 1, 0, 2]]", "[[0, 1, 2], [1, 0, 2]]")
+                 .replace("[1.0, 2.0, 3.0, 4.0]", "[2.0, 4.0, 4.0]")):
+        (project / "train.py").write_text(safe)
+        r = run_cli("--no-cache", "--output-format", "concise", ".", cwd=project, env={"PYTHONPATH": str(site)})
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.torch
+def test_the_marked_tensor_coalesces_to_the_wrong_matrix_under_torch(tmp_path):
+    site, project = _marking_project(tmp_path)
+    run = subprocess.run([sys.executable, "train.py"], cwd=project, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
+    assert run.returncode != 0 and "[1.0, 2.0, 3.0, 4.0]" in run.stderr, run.stderr
+    safe = MARKING_SCRIPT.replace("(3, 3))\n", "(3, 3)).coalesce()\n")
+    (project / "train.py").write_text(safe)
+    run = subprocess.run([sys.executable, "train.py"], cwd=project, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
+    assert run.returncode == 0, run.stderr

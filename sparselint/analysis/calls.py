@@ -1187,7 +1187,9 @@ class Calls:
                                                       os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
                 ctx = Context(shown, text, Names(dict(aliases)), module)
                 ctx.positions_kept = positions
-                walker = type(self.walker)(module, ctx, self.walker.hooks)
+                hooks_for = getattr(here, "hooks_for", None)
+                ctx.hooks_for = hooks_for
+                walker = type(self.walker)(module, ctx, hooks_for(text) if hooks_for is not None else self.walker.hooks)
                 # one walker per module for the whole check: a module's globals are one
                 # state, which a call from any module may change
                 walker.calls._foreign = self._foreign

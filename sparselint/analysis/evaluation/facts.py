@@ -50,6 +50,9 @@ class Tensor:
     uncoalesced_indices: bool = False
     # a COO tensor built on such indices: one entry for each of those duplicates
     repeats_duplicates: bool = False
+    # an uncoalesced COO tensor built on written-out indices that are out of order or repeat
+    # an entry: marking it coalesced without coalescing scrambles it
+    scrambled: bool = False
     # a parameter of a public function whose own code admits this state for what callers
     # pass: (function, parameter, the test that admits it)
     admitted: Optional[tuple] = field(default=None, compare=False)

@@ -51,13 +51,19 @@ class TorchCalls:
             ev = (vt.evidence if vt is not None and grad == NONLEAF else ())
             indices = arg(node, 0, "indices") if layout == "coo" else None
             it = self.tensor(indices, state) if indices is not None else None
+            rows = None
+            if coalesced is False and indices is not None:
+                rows = it.literal if it is not None and it.literal is not None else self._literal_data(indices)
+            disorder = _disorder(rows)
             t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev,
                        shape=self._size(arg(node, values_at + 1, "size"), state),
-                       repeats_duplicates=it is not None and it.uncoalesced_indices)
+                       repeats_duplicates=it is not None and it.uncoalesced_indices, scrambled=disorder is not None)
             t = t.why(where, text + (f"; {how}" if how else ""))
             if t.repeats_duplicates:
                 t = t.why(where, "built on the `_indices()` of an uncoalesced tensor: one entry for each of its "
                                  "duplicates")
+            if disorder is not None:
+                t = t.why(indices, f"its written-out index list {disorder}")
             return t
         if q in api.DATA_FACTORIES:
             data_node = arg(node, 0, "data")
@@ -322,6 +328,20 @@ class TorchCalls:
             return tuple(items)
         v = literal(node)
         return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _disorder(rows) -> Optional[str]:
+    """How written-out COO indices (one row per dimension) fail to be coalesced: an entry
+    repeated, or entries out of order; None when they are coalesced or not all known."""
+    if not rows or not isinstance(rows, tuple) or not all(
+            isinstance(r, tuple) and len(r) == len(rows[0]) and all(isinstance(v, int) for v in r) for r in rows):
+        return None
+    entries = list(zip(*rows))
+    if len(set(entries)) != len(entries):
+        return "repeats an entry"
+    if entries != sorted(entries):
+        return "is not in sorted order"
+    return None
 
 
 def _spelling(node, names: Names) -> str:

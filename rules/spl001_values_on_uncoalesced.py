@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparselint.analysis.evaluation.inference.effects import ADMITTED
 from sparselint.rule import Rule
 
 from ._common import WRITES, method_call
@@ -118,7 +119,7 @@ class ValuesOnUncoalesced(Rule):
             function, param, test = t.admitted
             message = (f"`{function}({param})` raises `RuntimeError: Cannot get {method} on an uncoalesced tensor` "
                        f"at this line for an uncoalesced COO `{param}` (any tensor straight from "
-                       f"`torch.sparse_coo_tensor`), which the layout test at line {ctx.position(test)[0]} admits")
+                       f"`torch.sparse_coo_tensor`), which the layout test at {_place(test, t, ctx)} admits")
         usage = ctx.usage(node)
         fix = None
         if usage not in WRITES:
@@ -148,3 +149,13 @@ def _order_free(node: cst.Call, method: str, ctx) -> bool:
         return False
     call = ctx.parent(parent)
     return isinstance(call, cst.Call) and call.func is parent and not call.args
+
+
+def _place(test: cst.CSTNode, t, ctx) -> str:
+    """Where the layout test is: a line of this file, or of the module whose entry point
+    called into this one (as its evidence says)."""
+    line = ctx.position(test)[0]
+    if line:
+        return f"line {line}"
+    return next((e.place for e in t.evidence if e.line and (e.node is test or e.text.startswith(ADMITTED))),
+                "the entry point")

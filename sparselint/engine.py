@@ -63,8 +63,16 @@ class EntryTokens:
     def __bool__(self) -> bool:
         return bool(self.groups)
 
-    def rules_in(self, text) -> tuple:
-        return tuple(r for r, groups in self.groups if all(g.search(text) for g in groups))
+    def rules_in(self, text, helpers: tuple = ()) -> tuple:
+        """The rules whose groups the text holds: the first (the layout test) in the text
+        itself, the others in it or in `helpers` (the code of the functions it imports from
+        its package, where what fails may be)."""
+        return tuple(r for r, groups in self.groups if groups[0].search(text) and all(
+            g.search(text) or any(g.search(h) for h in helpers) for g in groups[1:]))
+
+    def tested_in(self, text) -> bool:
+        """Whether the text holds a layout test of some rule."""
+        return any(groups[0].search(text) for _, groups in self.groups)
 
     def search(self, text) -> bool:
         return bool(self.rules_in(text))
@@ -73,6 +81,22 @@ class EntryTokens:
 @lru_cache(maxsize=None)
 def entry_tokens(rules: tuple) -> EntryTokens:
     return EntryTokens(rules)
+
+
+def entry_rules(candidates: EntryTokens, text: str, path: str, dependencies: Optional[set] = None) -> tuple:
+    """The rules whose entry-point tokens a package's module holds, counting what fails in
+    the functions it imports from other modules of the project (`if adj.is_sparse: return
+    _degree(adj)`, the indices read in `ops._degree`)."""
+    found = candidates.rules_in(text)
+    if found or not candidates.tested_in(text):
+        return found
+    from .analysis.project.models import project_index
+    index = project_index()
+    index.missing = set()
+    helpers, files = index.imported_definitions(text, path)
+    if dependencies is not None:
+        dependencies.update(files | index.missing)
+    return candidates.rules_in(text, helpers) if helpers else ()
 
 
 def imported_code(text: str, path: str, tokens: Tokens, dependencies: Optional[set] = None):
@@ -133,7 +157,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     # there: the words are common, and other files' reductions never depend on them).
     candidates = entry_tokens(tuple(rules))
     public = entry.public_module(path)
-    entries = candidates.rules_in(text) if candidates and public else ()
+    entries = entry_rules(candidates, text, path, dependencies) if candidates and public else ()
     if dependencies is not None and entry.enabled():
         # whether the file is a package's module decides it: creating or deleting
         # `__init__.py` changes the findings

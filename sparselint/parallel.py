@@ -99,15 +99,16 @@ def _cannot_match(path: str, tokens: Tokens, dependencies: set, entries: Optiona
         return False
     if path.endswith(".ipynb") or b"\0" in data or tokens.search(data):
         return False
-    if entries and entries.search(data):
-        from .analysis.entry import in_package, package_marker
-        dependencies.add(package_marker(path))  # becoming a package's module changes it
-        if in_package(path):
-            return False
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
+    if entries and entries.tested_in(data):
+        from .analysis.entry import in_package, package_marker
+        from .engine import entry_rules
+        dependencies.add(package_marker(path))  # becoming a package's module changes it
+        if in_package(path) and entry_rules(entries, text, path, dependencies):
+            return False
     # a helper it imports from the project may hold what this file's facts set off
     return not imported_code(text, path, tokens, dependencies)[0]
 

@@ -383,3 +383,16 @@ def test_defaults_are_one_more_run_not_the_only_value(tmp_path):
     assert _lines(r.stdout) == [("graphs/ops.py", _line(OPTIONAL, "        return adj.values()"), "SPL001"),
                                 ("graphs/ops.py", _line(OPTIONAL, "opt = getattr(torch.optim"), "SPL401")]
     assert "the default `sparse=True` of `fit()`, what a caller who passes nothing gets" in r.stdout
+
+
+def test_an_entry_point_followed_into_another_module_of_its_package_names_its_test_there(tmp_path):
+    """`degree(adj)` tests the layout in api.py and reads the indices through a private helper
+    of ops.py: the finding is at the helper's line, and names the test by its file and line
+    (it said `line 0`, a place in no file)."""
+    _write(tmp_path, {"graphs/__init__.py": "",
+                      "graphs/ops.py": "import torch\n\n\ndef _degree(adj):\n    return torch.bincount(adj.indices()[0])\n",
+                      "graphs/api.py": "from graphs.ops import _degree\n\n\ndef degree(adj):\n    if adj.is_sparse:\n"
+                                       "        return _degree(adj)\n    return (adj != 0).sum(dim=1)\n"})
+    out = _findings(tmp_path)
+    assert _lines(out) == [("graphs/ops.py", 5, "SPL001")], out
+    assert "which the layout test at graphs/api.py:5 admits" in out, out

@@ -452,6 +452,21 @@ class ProjectIndex:
             names.extend(n for n in project_names if n not in names)
         return names, texts, files
 
+    def imported_definitions(self, text: str, path: str) -> tuple[tuple[str, ...], set[str]]:
+        """The source of the functions a file imports by name from other modules of the
+        project, whatever they hold, and the files consulted."""
+        out: list[str] = []
+        files: set[str] = set()
+        for module, pairs in _import_lines(text):
+            file = self._import_file(module, path)
+            if file is None:
+                continue
+            files.add(file)
+            for original, _ in pairs:
+                if original is not None:
+                    out.extend(self._definition_text(file, original, files))
+        return tuple(out), files
+
     def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
         """The source of the functions that the function `name` (of the module `file`, whose
         source is `code`) calls, in its module or through the names its module imports from

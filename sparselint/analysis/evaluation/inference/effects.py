@@ -33,6 +33,10 @@ _READING_BUILTINS = frozenset({"len", "print", "sorted", "list", "tuple", "set",
                                "hash", "dict", "range", "next", "map", "filter", "bool", "type", "hasattr", "getattr"})
 
 
+# how the evidence of an entry point's layout test begins (rules find the test's place by it)
+ADMITTED = "this layout test admits"
+
+
 class Effects:
     """Methods of `Inference` (sparselint.inference.expressions)."""
 
@@ -188,7 +192,7 @@ class Effects:
         tensor a caller passes gets there, the uncoalesced one straight from
         `torch.sparse_coo_tensor` included."""
         t = Tensor(layout="coo", coalesced=False, origin="parameter", admitted=(self.entry.function, param, test),
-                   evidence=(Evidence.at(test, f"this layout test admits any sparse COO `{param}`, the uncoalesced "
+                   evidence=(Evidence.at(test, f"{ADMITTED} any sparse COO `{param}`, the uncoalesced "
                                                "one straight from `torch.sparse_coo_tensor` included"),))
         out = state.copy()
         out.env[param] = t

@@ -222,3 +222,25 @@ def test_the_marked_tensor_coalesces_to_the_wrong_matrix_under_torch(tmp_path):
     run = subprocess.run([sys.executable, "train.py"], cwd=project, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(site)}, timeout=300)
     assert run.returncode == 0, run.stderr
+
+
+def test_a_project_folder_on_the_path_is_the_projects_own(tmp_path):
+    """`PYTHONPATH=src` (or a `src` layout installed in editable mode) puts a folder of the
+    project on the path: its modules are found from any script, as the project's, and their
+    findings are reported where they are. They were neither installed nor found upwards from
+    `scripts/`, so the call was not followed."""
+    (tmp_path / "src" / "graphkit").mkdir(parents=True)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "src" / "graphkit" / "__init__.py").write_text("")
+    (tmp_path / "src" / "graphkit" / "ops.py").write_text("def edge_weights(adj):\n    return adj.values()\n")
+    script = ("import torch\nfrom graphkit.ops import edge_weights\n\n"
+              "index = torch.tensor([[0, 1, 1], [1, 0, 0]])\n"
+              "adj = torch.sparse_coo_tensor(index, torch.ones(3), (2, 2))\nprint(edge_weights(adj))\n")
+    (tmp_path / "scripts" / "train.py").write_text(script)
+    r = run_cli("--no-cache", "--output-format", "concise", "scripts/train.py", cwd=tmp_path, env={"PYTHONPATH": "src"})
+    found = re.findall(r"^(\S+?):(\d+):\d+: (SPL\d+)", r.stdout, re.M)
+    assert found == [(os.path.join("src", "graphkit", "ops.py"), "2", "SPL001")], r.stdout + r.stderr
+    assert "installed package" not in r.stdout
+    # without the folder on the path, the module is not found: nothing followed
+    r = run_cli("--no-cache", "--output-format", "concise", "scripts/train.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -15,11 +15,14 @@ from typing import Optional
 
 
 @lru_cache(maxsize=1)
-def _roots() -> tuple[str, ...]:
+def _search_path() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The folders of `sys.path` holding installed packages, and those inside the working
+    folder that hold the project's own modules (`PYTHONPATH=src`, a `src` layout installed in
+    editable mode), not its `.venv`."""
     paths = sysconfig.get_paths()
     stdlib = {os.path.realpath(p) for p in (paths.get("stdlib"), paths.get("platstdlib")) if p}
     here = os.path.realpath(os.getcwd())
-    found = []
+    found, own = [], []
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue  # the current folder ('') is the project's; zip archives hold no source to read
@@ -27,9 +30,19 @@ def _roots() -> tuple[str, ...]:
         if real in stdlib or os.path.basename(real) == "lib-dynload":
             continue
         if (real == here or real.startswith(here + os.sep)) and not _site_folder(real):
-            continue  # the project's own folders (`PYTHONPATH=src`), not its `.venv`: found as the project's
-        found.append(real)
-    return tuple(dict.fromkeys(found))
+            own.append(real)
+        else:
+            found.append(real)
+    return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(own))
+
+
+def _roots() -> tuple[str, ...]:
+    return _search_path()[0]
+
+
+def project_roots() -> tuple[str, ...]:
+    """Folders of the project on `sys.path`: a module found there is the project's."""
+    return _search_path()[1]
 
 
 # torch is known by its API tables, never by its source; the others hold no tensor code
@@ -62,14 +75,16 @@ def installed(path: str) -> bool:
 
 def fingerprint() -> tuple:
     """What results depend on beyond the files read: the search roots, and when each last
-    gained or lost an entry (a package installed or removed)."""
+    gained or lost an entry (a package installed or removed), and the project's folders on
+    the path."""
     out = []
     for root in _roots():
         try:
             out.append((root, os.stat(root).st_mtime_ns))
         except OSError:
             out.append((root, 0))
-    return tuple(out)
+    # the project's own folders on the path: which modules are found depends on them
+    return (*out, *(("project", root) for root in project_roots()))
 
 
 def _site_folder(path: str) -> bool:

@@ -21,7 +21,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass, replace
 from typing import Optional
-from .installed import installed, installed_file
+from .installed import installed, installed_file, project_roots
 
 from ..cst.names import CANONICAL, is_torch
 
@@ -173,6 +173,12 @@ class ProjectIndex:
             if parent == here:
                 break
             here = parent
+        for root in project_roots():
+            # the project's folders on `sys.path` (`PYTHONPATH=src`): found from any script
+            for cand in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
+                if os.path.isfile(cand):
+                    return cand
+            self.missing.add(os.path.join(root, rel + ".py"))
         return installed_file(module)
 
     def _class(self, qualname: str, importer: str, importer_text: Optional[str] = None) -> Optional[_Class]:

@@ -148,6 +148,7 @@ class Calls:
         self._makers: dict[cst.FunctionDef, bool] = {}
         self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
         self._imported_values: dict[tuple, Optional[tuple]] = {}
+        self._arms: dict = {}  # statement -> its conditional expressions' (test, body calls, orelse calls)
         self._read: Optional[frozenset] = None
         self._values: Optional[frozenset] = None
 
@@ -164,10 +165,29 @@ class Calls:
             found = self._calls_in[node] = _calls_in(node)
         return found
 
+    def live_calls(self, node: cst.CSTNode, state) -> list:
+        """The calls of a statement that run: not those of an arm of a conditional
+        expression whose test the facts decide against (`SparseAdam(p) if sparse else
+        Adam(p)` with `sparse` known)."""
+        found = self.calls_in(node)
+        arms = self._arms.get(node)
+        if arms is None:
+            from .evaluation.inference import _conditional_arms
+            arms = self._arms[node] = _conditional_arms(node)
+        if not arms:
+            return found
+        truth = self.walker.ctx.inference.truth
+        dead: set = set()
+        for test, body, orelse in arms:
+            decided = truth(test, state)
+            if decided is not None:
+                dead.update(orelse if decided else body)
+        return [c for c in found if c not in dead] if dead else found
+
     def prepare(self, node: cst.CSTNode, state) -> None:
         """Analyse the project calls of a statement (inner calls first) with the facts
         that hold before it."""
-        for call in self.calls_in(node):
+        for call in self.live_calls(node, state):
             if not isinstance(call, cst.Call):
                 continue
             self.outcomes.pop(call, None)

@@ -1000,6 +1000,7 @@ class Walker:
         parents = self.ctx.parents
 
         refine = self.ctx.inference.refine
+        truth = self.ctx.inference.truth
         bind = self.ctx.inference.bind_loop_target
         hooked = self.hooks
 
@@ -1030,10 +1031,15 @@ class Walker:
                         walk(sub, node, inner)
                 return
             if t is cst.IfExp:
-                # `a if x.layout == torch.sparse_csr else b`: each arm sees what the test says
+                # `a if x.layout == torch.sparse_csr else b`: each arm sees what the test says;
+                # an arm the facts decide against does not run (`SparseAdam(p) if sparse else
+                # Adam(p)` with `sparse` known)
                 walk(node.test, node, st)
-                walk(node.body, node, refine(node.test, st, True))
-                walk(node.orelse, node, refine(node.test, st, False))
+                decided = truth(node.test, st)
+                if decided is not False:
+                    walk(node.body, node, refine(node.test, st, True))
+                if decided is not True:
+                    walk(node.orelse, node, refine(node.test, st, False))
                 return
             for child in children(node):
                 walk(child, node, st)

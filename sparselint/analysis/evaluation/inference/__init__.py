@@ -13,10 +13,10 @@ project's own functions are followed by `sparselint.calls`, which this package a
 outcomes and never drives.
 """
 from .containers import params_of_tensor
-from .effects import _calls_in
+from .effects import _calls_in, _conditional_arms
 from .expressions import Inference
 from .state import State, join_states
 from .values import _UNKNOWN, ABSENT, arg, is_number, literal
 
 __all__ = ["Inference", "State", "join_states", "arg", "is_number", "literal", "params_of_tensor", "_UNKNOWN", "ABSENT",
-           "_calls_in"]
+           "_calls_in", "_conditional_arms"]

@@ -45,7 +45,7 @@ class Effects:
         value = getattr(stmt, "value", None)
         value_fact = self.fact(value, state) if isinstance(value, cst.BaseExpression) else None
         out = state.copy()
-        for node in (self.calls.calls_in(stmt) if self.calls is not None else _calls_in(stmt)):
+        for node in (self.calls.live_calls(stmt, state) if self.calls is not None else _calls_in(stmt)):
             if isinstance(node, cst.Call):
                 self._passed_lists(node, out)
                 self._call_effect(node, out)
@@ -735,6 +735,27 @@ def _calls_in(node: cst.CSTNode) -> list:
             walk(child)
         if t is cst.Call or (t is cst.BinaryOperation and type(n.operator) in _PRODUCT_OPERATORS):
             out.append(n)
+
+    try:
+        walk(node)
+    except RecursionError:
+        return []
+    return out
+
+
+def _conditional_arms(node: cst.CSTNode) -> list:
+    """(test, calls of the body, calls of the orelse) of each conditional expression of a
+    statement, not entering lambdas."""
+    out: list = []
+
+    def walk(n: cst.CSTNode) -> None:
+        t = type(n)
+        if t in _SCOPE_TYPES:
+            return
+        if t is cst.IfExp:
+            out.append((n.test, frozenset(_calls_in(n.body)), frozenset(_calls_in(n.orelse))))
+        for child in children(n):
+            walk(child)
 
     try:
         walk(node)

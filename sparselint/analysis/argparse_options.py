@@ -4,7 +4,8 @@ its sparse switch from `argparse` is checked with each value its options admit.
 The options are read from the module's own `parser.add_argument(...)` calls with literal
 names, and from those of the functions it hands its parser to, in this module or another
 module of the project (`opts.train_opts(parser)`, which adds them to an argument group of
-it, or hands it on to further functions): their defaults (argparse's `None` where none is given, `False` for `store_true`),
+it, or hands it on to further functions), and from those of a parser that a function of
+another module builds and returns (`get_parser().parse_args()`): their defaults (argparse's `None` where none is given, `False` for `store_true`),
 each of their `choices`, and each on/off flag turned on. The module is checked once with
 every option at its default, then once per other admitted value of one option (the rest at
 their defaults), as a user who passes that one option runs it. What `parse_args()` returns
@@ -76,7 +77,7 @@ def _configurations(text: str, path: str, dependencies: Optional[set], tree: Opt
     if not _PARSES.search(text):
         return []
     own, made = _HAS_OPTIONS.search(text), bool(path) and _MAKES_PARSER.search(text)
-    if not (own or made):
+    if not (own or made or path):
         return []
     if tree is None:
         try:
@@ -84,11 +85,14 @@ def _configurations(text: str, path: str, dependencies: Optional[set], tree: Opt
         except (SyntaxError, ValueError, RecursionError):
             return []
     options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None] if own else []
+    here = os.path.abspath(path) if path else ""
     if made:
         # the options of the functions the module hands its parser to (its own functions'
         # are among its `add_argument` calls already)
-        here = os.path.abspath(path)
         options += [o for o in _options_of_helpers(tree, text, path) if o.path != here]
+    if path:
+        # a parser another module's function builds and returns (`get_parser().parse_args()`)
+        options += [o for o in _options_of_factories(tree, text, path) if o.path != here]
     if not options:
         return []
     # an option the program never reads (`args.name`) near an optimizer, clipping or a
@@ -194,6 +198,45 @@ def _options_of_helpers(tree: ast.Module, text: str, path: str) -> list:
     return list(_first_of_each(out))
 
 
+def _options_of_factories(tree: ast.Module, text: str, path: str) -> list:
+    """The options of the parsers this module parses that a function builds and returns:
+    `get_parser().parse_args()`, or `parser = opts.build(); parser.parse_args()`."""
+    made_by: dict[str, ast.expr] = {}  # a name -> the function whose call it was bound to
+    for node in _of_type(tree, ast.Assign):
+        if isinstance(node.value, ast.Call):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    made_by[t.id] = node.value.func
+    out: list = []
+    added: dict = {}
+    for node in _of_type(tree, ast.Call):
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr in ("parse_args", "parse_known_args")):
+            continue
+        receiver = func.value
+        factory = receiver.func if isinstance(receiver, ast.Call) else (
+            made_by.get(receiver.id) if isinstance(receiver, ast.Name) else None)
+        target = _resolve(factory, path, text) if factory is not None else None
+        if target is not None and target[0] != os.path.abspath(path):
+            out.extend(_returned_options(*target, added))
+    return list(_first_of_each(out))
+
+
+def _returned_options(file: str, name: str, added: dict) -> tuple:
+    """The options of the parser a module's function builds and returns, added by itself or
+    by the functions it hands the parser to."""
+    from .project.models import project_index
+    fn = project_index().function_def(file, name)
+    if fn is None:
+        return ()
+    made = {t.id for node in _of_type(fn, ast.Assign) if isinstance(node.value, ast.Call)
+            and _called_name(node.value.func).endswith("ArgumentParser")
+            for t in node.targets if isinstance(t, ast.Name)}
+    returned = {node.value.id for node in _of_type(fn, ast.Return) if isinstance(node.value, ast.Name)}
+    names = _with_groups(fn, made & returned)
+    return _adds_to(fn, names, file, 0, added) if names else ()
+
+
 def _parser_names(tree: ast.AST) -> set:
     """Names of the parsers the module builds that parse the command line: the receiver of
     `parse_args()`, or a parser a function returns (`_get_parser().parse_args()`); a
@@ -282,25 +325,28 @@ def _added_by(file: str, name: str, slot: tuple, depth: int, added: dict) -> tup
     added[key] = ()  # a helper that calls itself adds nothing more
     fn = index.function_def(file, name)
     param = _parameter(fn, slot) if fn is not None else None
-    out: list = []
-    if param is not None:
-        names = _with_groups(fn, {param})
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in _ADDS and isinstance(func.value, ast.Name) \
-                    and func.value.id in names:
-                option = _option(node)
-                if option is not None:
-                    out.append(replace(option, path=file))
-            elif depth < MAX_HELPER_DEPTH:
-                for inner in _passed(node, names):
-                    target = _resolve(func, file, None)
-                    if target is not None:
-                        out.extend(_added_by(*target, inner, depth + 1, added))
-    added[key] = found = tuple(out)
+    found = _adds_to(fn, _with_groups(fn, {param}), file, depth, added) if param is not None else ()
+    added[key] = found
     return found
+
+
+def _adds_to(fn: ast.AST, names: set, file: str, depth: int, added: dict) -> tuple:
+    """The options a function of the module `file` adds to the parsers (or argument groups)
+    it holds under `names`, itself or through the functions it hands them to."""
+    out: list = []
+    for node in _of_type(fn, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _ADDS and isinstance(func.value, ast.Name) \
+                and func.value.id in names:
+            option = _option(node)
+            if option is not None:
+                out.append(replace(option, path=file))
+        elif depth < MAX_HELPER_DEPTH:
+            for inner in _passed(node, names):
+                target = _resolve(func, file, None)
+                if target is not None:
+                    out.extend(_added_by(*target, inner, depth + 1, added))
+    return tuple(out)
 
 
 def _parameter(fn: ast.AST, slot: tuple) -> Optional[str]:

@@ -113,6 +113,14 @@ def clip_helper_module(v):
                    f"emb({INPUT}).sum().backward()\nclip(emb)\nopt.step()\n"}
 
 
+@shape("clipping in a loop over a list of a dense and another optimizer", "2", codes={"SPL301"})
+def clip_optimizer_list(v):
+    return one(f"emb = {v.src}\nhead = torch.nn.Linear(3, 1)\n"
+               f"optimizers = [torch.optim.SGD(head.parameters(), lr=0.1), torch.optim.SGD(emb.parameters(), lr=0.1)]\n"
+               f"emb({INPUT}).sum().backward()\nfor opt in optimizers:\n    for group in opt.param_groups:\n"
+               f"        torch.nn.utils.clip_grad_norm_(group['params'], 1.0)  # <report>\n    opt.step()\n")
+
+
 @shape("clipping in a training loop", "4", codes={"SPL301"})
 def clip_training_loop(v):
     return one(f"emb = {v.src}\nopt = torch.optim.SGD(emb.parameters(), lr=0.1)\nfor epoch in range(2):\n"

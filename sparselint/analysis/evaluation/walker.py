@@ -767,6 +767,9 @@ class Walker:
             self.calls.prepare(node.iter, state)
             self.dispatch(node.iter, state)
             state = inf.bind_walrus(node.iter, state)
+            unrolled = self._unrolled(node, state)
+            if unrolled is not None:
+                return unrolled
             return self.loop(node, state, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         if isinstance(node, cst.While):
             self.header(node, [node.test], state)
@@ -945,6 +948,32 @@ class Walker:
             out = self.block(node.orelse.body.body, out)
         return out
 
+    def _unrolled(self, node: cst.For, state: State) -> Optional[State]:
+        """A `for` over a few known, different elements (`for opt in [adam, sparse_adam]:`)
+        whose body branches on nothing: each iteration with its own element, in order. A
+        join of the elements would lose what one of them is (the sparse group among the
+        dense ones). A body that tests anything (`if opt is dense:`: which object an
+        element is, is not modelled) or leaves early is left to `loop`."""
+        if len(self.ctx.loops) >= MAX_LOOP_DEPTH_TWICE or not isinstance(node.target, (cst.Name, cst.Tuple)):
+            return None
+        if node.orelse is not None or not _straight(node.body):
+            return None
+        inf = self.ctx.inference
+        elements = inf.iterated(node.iter, state)
+        if elements is None or not 2 <= len(elements) <= MAX_UNROLLED or all(e == elements[0] for e in elements):
+            return None
+        self.ctx.loops.append(node)
+        try:
+            for element in elements:
+                self.ctx.statement = self.ctx.line_node = node
+                self._call_hooks(node, state)
+                bound = state.copy()
+                inf._bind(node.target, element, bound, None)
+                state, _ = self._branch(lambda: self.block(node.body.body, bound))
+        finally:
+            self.ctx.loops.pop()
+        return state
+
     def with_block(self, node: cst.With, state: State) -> State:
         inf = self.ctx.inference
         self.header(node, [item.item for item in node.items], state)
@@ -1079,6 +1108,17 @@ def _mutable(fact) -> bool:
     """A list whose elements are known where it is built (another function may edit it in
     place), or a generator (consumed once)."""
     return isinstance(fact, Items) and fact.kind != "tuple"
+
+
+# a body walked once per element: for a few elements only
+MAX_UNROLLED = 4
+_BRANCHING = (cst.If, cst.IfExp, cst.While, cst.Try, cst.Assert, cst.BooleanOperation, cst.CompIf, cst.Break,
+              cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
+
+
+def _straight(body: cst.BaseSuite) -> bool:
+    """A loop body that runs every statement for every element: no test, no early exit."""
+    return not any(isinstance(n, _BRANCHING) for n in walk(body))
 
 
 def _runs_through(loop) -> bool:

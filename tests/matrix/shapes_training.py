@@ -94,6 +94,12 @@ def clip_param_groups(v):
     return _clip(v, "torch.nn.utils.clip_grad_norm_({params}, 1.0)", params="opt.param_groups[0]['params']")
 
 
+@shape("clipping over the parameters flattened from `optimizer.param_groups`", "1", codes={"SPL301"})
+def clip_flattened_groups(v):
+    return _clip(v, "torch.nn.utils.clip_grad_norm_({params}, 1.0)",
+                 params="[p for g in opt.param_groups for p in g['params']]")
+
+
 @shape("clipping over a filtered parameter list", "1", codes={"SPL301"})
 def clip_filtered(v):
     return _clip(v, "torch.nn.utils.clip_grad_norm_({params}, 1.0)",

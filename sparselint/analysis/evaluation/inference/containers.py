@@ -336,7 +336,7 @@ class ContainerFacts:
     def _comprehension(self, node, state: State) -> Optional[Params]:
         """`[p for n, p in model.named_parameters() if "emb" in n]` and similar filters."""
         if node.for_in.inner_for_in is not None:
-            return None
+            return self._flattened(node, state)
         source = self.fact(node.for_in.iter, state)
         if not isinstance(source, Params):
             return None
@@ -367,6 +367,31 @@ class ContainerFacts:
             return _subset(source)
         chosen = tuple((n, f) for n, f in source.parts if value(n))
         return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence)
+
+    def _flattened(self, node, state: State) -> Optional[Params]:
+        """`[p for g in opt.param_groups for p in g["params"]]`: the parameters of every
+        element of the outer iterable, each read with the outer target bound to it."""
+        outer, inner = node.for_in, node.for_in.inner_for_in
+        if inner.inner_for_in is not None or outer.ifs or inner.ifs:
+            return None
+        elt = dotted(node.elt)
+        if elt is None or elt != dotted(inner.target):
+            return None
+        elements = self.iterated(outer.iter, state)
+        if elements is None:
+            every = self.every_element(outer.iter, state)
+            elements = (every,) if every is not None else None
+        if not elements:
+            return None
+        found = []
+        for element in elements:
+            bound = state.copy()
+            self._bind(outer.target, element, bound, None)
+            held = self.fact(inner.iter, bound)
+            if not isinstance(held, Params):
+                return None
+            found.append(held)
+        return Params(flags=union_flags(f.flags for f in found), evidence=tuple(e for f in found for e in f.evidence))
 
     def _built_container(self, q: str, inner: cst.BaseExpression, state: State) -> Optional[Module]:
         """`nn.ModuleDict({k: nn.Embedding(n, d) for k, n in sizes.items()})`, or a list or

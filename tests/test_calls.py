@@ -528,7 +528,8 @@ def test_a_class_method_of_a_class_imported_from_another_module_runs_there(tmp_p
 def test_an_arm_of_a_conditional_expression_the_facts_decide_against_does_not_run():
     """`weights(adj) if RAW else adj.coalesce().values()` with `RAW = False`: the helper is
     not called there, so its read of an uncoalesced tensor is no finding, and nor is a
-    rule's look at the arm itself. Where the flag is not known, both arms may run."""
+    rule's look at the arm itself; nor in `RAW and weights(adj)`. Where the flag is not
+    known, both arms may run."""
     src = """
         import sys
         import torch
@@ -543,7 +544,8 @@ def test_an_arm_of_a_conditional_expression_the_facts_decide_against_does_not_ru
         adj = torch.sparse_coo_tensor(torch.tensor([[1, 0], [0, 1]]), torch.ones(2), (2, 2))
         w = weights(adj) if RAW else adj.coalesce().values()
         v = adj.values() if RAW else None
+        t = RAW and weights(adj)
         u = weights(adj) if len(sys.argv) > 5 else None
     """
     assert codes(src) == [(8, "SPL001")]
-    assert [d.evidence[-1].line for d in check(src)] == [14]  # reached from the undecided call only
+    assert [d.evidence[-1].line for d in check(src)] == [15]  # reached from the undecided call only

@@ -1070,6 +1070,13 @@ class Walker:
                 if decided is not True:
                     walk(node.orelse, node, refine(node.test, st, False))
                 return
+            if t is cst.BooleanOperation:
+                # `CLIP and clip_grad_norm_(...)` with `CLIP = 0`: the right side never runs
+                walk(node.left, node, st)
+                decided = truth(node.left, st)
+                if decided is None or decided == (type(node.operator) is cst.And):
+                    walk(node.right, node, st)
+                return
             for child in children(node):
                 walk(child, node, st)
 

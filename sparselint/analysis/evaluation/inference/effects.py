@@ -744,8 +744,8 @@ def _calls_in(node: cst.CSTNode) -> list:
 
 
 def _conditional_arms(node: cst.CSTNode) -> list:
-    """(test, calls of the body, calls of the orelse) of each conditional expression of a
-    statement, not entering lambdas."""
+    """(test, calls that run only where it is true, calls that run only where it is false)
+    of each conditional expression and `and`/`or` of a statement, not entering lambdas."""
     out: list = []
 
     def walk(n: cst.CSTNode) -> None:
@@ -754,6 +754,10 @@ def _conditional_arms(node: cst.CSTNode) -> list:
             return
         if t is cst.IfExp:
             out.append((n.test, frozenset(_calls_in(n.body)), frozenset(_calls_in(n.orelse))))
+        elif t is cst.BooleanOperation:
+            # `a and f()` calls `f` only where `a` is true, `a or f()` only where it is false
+            right = frozenset(_calls_in(n.right))
+            out.append((n.left, right, frozenset()) if type(n.operator) is cst.And else (n.left, frozenset(), right))
         for child in children(n):
             walk(child)
 

@@ -959,6 +959,9 @@ class Walker:
         if node.orelse is not None or not _straight(node.body):
             return None
         inf = self.ctx.inference
+        targets = {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
+        if not self._calls_nothing_followed(node.body, targets) or not self._unaliased(node.iter):
+            return None
         elements = inf.iterated(node.iter, state)
         if elements is None or not 2 <= len(elements) <= MAX_UNROLLED or all(e == elements[0] for e in elements):
             return None
@@ -973,6 +976,51 @@ class Walker:
         finally:
             self.ctx.loops.pop()
         return state
+
+    def _calls_nothing_followed(self, body: cst.BaseSuite, targets: set) -> bool:
+        """Whether the calls of a loop body are torch's, a few builtins', or methods of an
+        element (`opt.step()`): a function of the project followed with one element could
+        test it where the body does not (`if opt is dense_opt:` inside a helper)."""
+        qualify = self.ctx.inference.names.qualify
+        for n in walk(body):
+            if type(n) is not cst.Call:
+                continue
+            func = n.func
+            if type(func) is cst.Name and func.value in _PLAIN_BUILTINS:
+                continue
+            if is_torch(qualify(func) or ""):
+                continue
+            root = func
+            while type(root) is cst.Attribute:
+                root = root.value
+            if type(func) is cst.Attribute and type(root) is cst.Name and root.value in targets:
+                continue
+            return False
+        return True
+
+    def _unaliased(self, iterable: cst.BaseExpression) -> bool:
+        """A list written out in the loop header, or a name bound once in this scope to one
+        and otherwise only iterated: no other name can have changed it in between
+        (`config["optimizers"].remove(opt)` on the same list)."""
+        if isinstance(iterable, (cst.List, cst.Tuple)):
+            return True
+        if type(iterable) is not cst.Name:
+            return False
+        name = iterable.value
+        scope = self.ctx.scope.node if self.ctx.scope is not None else self.module
+        nodes = list(walk(scope))
+        allowed: set = set()
+        bound = 0
+        for n in nodes:
+            t = type(n)
+            if t is cst.For and type(n.iter) is cst.Name and n.iter.value == name:
+                allowed.add(id(n.iter))
+            elif t is cst.Assign and any(type(a.target) is cst.Name and a.target.value == name for a in n.targets):
+                if len(n.targets) != 1 or not isinstance(n.value, (cst.List, cst.Tuple)):
+                    return False
+                allowed.add(id(n.targets[0].target))
+                bound += 1
+        return bound == 1 and all(id(n) in allowed for n in nodes if type(n) is cst.Name and n.value == name)
 
     def with_block(self, node: cst.With, state: State) -> State:
         inf = self.ctx.inference
@@ -1119,6 +1167,9 @@ def _mutable(fact) -> bool:
 
 # a body walked once per element: for a few elements only
 MAX_UNROLLED = 4
+# callees a loop body may call and still be run once per element
+_PLAIN_BUILTINS = frozenset({"print", "len", "range", "enumerate", "zip", "list", "tuple", "sum", "min", "max",
+                             "sorted", "isinstance", "float", "int", "str"})
 _BRANCHING = (cst.If, cst.IfExp, cst.While, cst.Try, cst.Assert, cst.BooleanOperation, cst.CompIf, cst.Break,
               cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
 

@@ -745,12 +745,15 @@ def _calls_in(node: cst.CSTNode) -> list:
 
 def _conditional_arms(node: cst.CSTNode) -> list:
     """(test, calls that run only where it is true, calls that run only where it is false)
-    of each conditional expression and `and`/`or` of a statement, not entering lambdas."""
+    of each conditional expression and `and`/`or` of a statement, not entering lambdas or
+    comprehensions."""
     out: list = []
 
     def walk(n: cst.CSTNode) -> None:
         t = type(n)
-        if t in _SCOPE_TYPES:
+        if t in _SCOPE_TYPES or t in _COMPREHENSION_TYPES:
+            # a comprehension binds names of its own: its tests are not decided by the
+            # statement's facts (its calls all count)
             return
         if t is cst.IfExp:
             out.append((n.test, frozenset(_calls_in(n.body)), frozenset(_calls_in(n.orelse))))

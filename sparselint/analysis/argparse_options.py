@@ -200,26 +200,44 @@ def _options_of_helpers(tree: ast.Module, text: str, path: str) -> list:
 
 def _options_of_factories(tree: ast.Module, text: str, path: str) -> list:
     """The options of the parsers this module parses that a function builds and returns:
-    `get_parser().parse_args()`, or `parser = opts.build(); parser.parse_args()`."""
-    made_by: dict[str, ast.expr] = {}  # a name -> the function whose call it was bound to
-    for node in _of_type(tree, ast.Assign):
-        if isinstance(node.value, ast.Call):
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    made_by[t.id] = node.value.func
+    `get_parser().parse_args()`, or `parser = opts.build(); parser.parse_args()` in one
+    scope (a name bound in another function, or bound twice, is no such parser)."""
     out: list = []
     added: dict = {}
-    for node in _of_type(tree, ast.Call):
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr in ("parse_args", "parse_known_args")):
-            continue
-        receiver = func.value
-        factory = receiver.func if isinstance(receiver, ast.Call) else (
-            made_by.get(receiver.id) if isinstance(receiver, ast.Name) else None)
-        target = _resolve(factory, path, text) if factory is not None else None
-        if target is not None and target[0] != os.path.abspath(path):
-            out.extend(_returned_options(*target, added))
+    scopes = [tree, *_of_type(tree, ast.FunctionDef), *_of_type(tree, ast.AsyncFunctionDef)]
+    for scope in scopes:
+        made_by: dict = {}  # a name -> the function whose call it was bound to (None: bound otherwise)
+        calls = []
+        for node in _in_scope(scope):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        fresh = t.id not in made_by and isinstance(node.value, ast.Call)
+                        made_by[t.id] = node.value.func if fresh else None
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+                made_by[node.target.id] = None
+            elif (isinstance(node, ast.Call) and not node.args and not node.keywords
+                  and isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_args", "parse_known_args")):
+                calls.append(node.func.value)
+        for receiver in calls:
+            factory = receiver.func if isinstance(receiver, ast.Call) else (
+                made_by.get(receiver.id) if isinstance(receiver, ast.Name) else None)
+            target = _resolve(factory, path, text) if factory is not None else None
+            if target is not None and target[0] != os.path.abspath(path):
+                out.extend(_returned_options(*target, added))
     return list(_first_of_each(out))
+
+
+def _in_scope(scope: ast.AST):
+    """The nodes of a module's or a function's own code: not those of the functions,
+    classes and lambdas it defines."""
+    stack = list(scope.body) if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else [scope]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
 
 
 def _returned_options(file: str, name: str, added: dict) -> tuple:

@@ -91,7 +91,7 @@ class CoalescedFlagForced(Rule):
             if not duplicate and entries == sorted(entries):
                 return
             what = f"its index list {'repeats an entry' if duplicate else 'is not in sorted order'}"
-        elif t.scrambled:
+        elif t.scrambled and _unconditional(node, ctx):
             # built elsewhere (the caller's tensor, handed to a helper or a library that marks
             # it): its evidence says where and why
             what = "it was built on written-out indices that are out of order or repeat an entry"
@@ -121,3 +121,54 @@ def _literal_entries(name: str, at: cst.CSTNode, ctx):
     if not rows or not all(isinstance(r, tuple) and len(r) == len(rows[0]) for r in rows):
         return None
     return list(zip(*rows))
+
+
+def _unconditional(at: cst.CSTNode, ctx) -> bool:
+    """Whether a call runs whenever its function gets this tensor: the tests of the blocks
+    around it only ask what kind of tensor it is (`if adj.layout == torch.sparse_coo:`),
+    which the tensor's facts decide. A helper that marks the tensor only after checking its
+    order (`if (key[1:] > key[:-1]).all():`) marks a scrambled one never."""
+    for test in _tests_around(ctx.scope.node if ctx.scope is not None else None, at) or ():
+        if not _kind_test(test):
+            return False
+    return True
+
+
+def _tests_around(root, at):
+    """The tests of the `if`/`while` statements and conditional expressions that hold `at`
+    in their body, from `root` down; None when `at` is not found under it."""
+    if root is None:
+        return None
+    if root is at:
+        return []
+    tests = []
+    if isinstance(root, (cst.If, cst.While, cst.IfExp)):
+        tests = [root.test]
+    for child in root.children:
+        if isinstance(root, (cst.If, cst.While, cst.IfExp)) and child is root.test:
+            found = _tests_around(child, at)
+            if found is not None:
+                return found
+            continue
+        found = _tests_around(child, at)
+        if found is not None:
+            return tests + found
+    return None
+
+
+def _kind_test(test: cst.BaseExpression) -> bool:
+    """A test of a tensor's kind: its layout, `is_sparse`, `isinstance`, or a layout helper
+    (`is_torch_sparse_tensor(adj)`), possibly negated or combined."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _kind_test(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _kind_test(test.left) and _kind_test(test.right)
+    if isinstance(test, cst.Comparison):
+        return isinstance(test.left, cst.Attribute) and test.left.attr.value == "layout"
+    if isinstance(test, cst.Attribute):
+        return test.attr.value in ("is_sparse", "is_sparse_csr")
+    if isinstance(test, cst.Call):
+        name = test.func.value if isinstance(test.func, cst.Name) else (
+            test.func.attr.value if isinstance(test.func, cst.Attribute) else "")
+        return name == "isinstance" or "sparse" in name
+    return False

@@ -492,7 +492,8 @@ def test_a_token_in_a_comment_of_an_imported_helper_makes_nothing_matter(tmp_pat
 def test_a_function_building_a_table_whose_lambdas_alone_hold_tokens_is_a_table():
     """torch's `get_new_module_tests()` returns 1,600 lines of test cases, one of whose
     constructors is `lambda: nn.EmbeddingBag(4, 3, sparse=True)`: nothing runs the lambda
-    there. A short function, or one whose own code holds a token, is read as before."""
+    there. A short function, one whose own code holds a token, or one the module calls is
+    read as before."""
     case = "    dict(module_name='L{n}', constructor=lambda: nn.Linear({n}, 2)),\n"
     table = ("import torch.nn as nn\n\n\ndef get_tests():\n    return [\n"
              + "".join(case.format(n=n) for n in range(60))
@@ -502,3 +503,6 @@ def test_a_function_building_a_table_whose_lambdas_alone_hold_tokens_is_a_table(
     assert "def get_tests():" in kept(short)
     run = table.replace("    return [\n", "    opt = torch.optim.SparseAdam(nn.EmbeddingBag(4, 3, sparse=True).parameters())\n    return [\n")
     assert "def get_tests():" in kept(run)
+    # called here, its body runs here: its effects count (a long setup that freezes a weight)
+    called = table + "\n\ntests = get_tests()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    assert "def get_tests():" in kept(called)

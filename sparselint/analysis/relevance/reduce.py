@@ -300,8 +300,12 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...],
         if units[j].parent >= 0 or isinstance(node, (ast.ClassDef, *_IMPORTS)) or _lines(node) <= MAX_CONTEXT_LINES:
             return False
         # a function that builds a table (torch's `get_new_module_tests()`, 1,600 lines of
-        # test cases whose constructors are lambdas) is one when its lambdas alone hold a token
-        return not isinstance(node, _FUNCS) or names_token(units[j]) and not runs_token(units[j])
+        # test cases whose constructors are lambdas) is one when its lambdas alone hold a
+        # token and nothing here calls it (a call runs its body, whose effects count)
+        if not isinstance(node, _FUNCS):
+            return True
+        return (names_token(units[j]) and not runs_token(units[j])
+                and not any(node.name in units[k].called for k in users[node.name]))
 
     def names_token(u: _Unit, skip=frozenset()) -> bool:
         return (any(tokens.matches_word(w) for w in u.callee_words if w not in skip)

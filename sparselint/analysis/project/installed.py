@@ -30,7 +30,8 @@ def _search_path() -> tuple[tuple[str, ...], tuple[str, ...]]:
         if real in stdlib or os.path.basename(real) == "lib-dynload":
             continue
         if (real == here or real.startswith(here + os.sep)) and not _site_folder(real):
-            own.append(real)
+            if real != here:  # the working folder itself (`python -m`) is searched upwards from each file
+                own.append(real)
         else:
             found.append(real)
     return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(own))

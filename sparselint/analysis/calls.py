@@ -149,6 +149,7 @@ class Calls:
         self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
         self._imported_values: dict[tuple, Optional[tuple]] = {}
         self._arms: dict = {}  # statement -> its conditional expressions' (test, body calls, orelse calls)
+        self._inherited_memo: dict = {}
         self._read: Optional[frozenset] = None
         self._values: Optional[frozenset] = None
 
@@ -683,7 +684,14 @@ class Calls:
     def _inherited(self, klass: cst.ClassDef, name: str, depth: int = 0) -> Optional[tuple]:
         """(method, walker of its module) of a method a class of this file inherits from a
         base class imported from another module of the project; None when a base whose
-        methods are not known (a library's) could hold it."""
+        methods are not known (a library's) could hold it. Found once per class and name in
+        a check: every attribute read on `self` asks."""
+        key = (klass, name)
+        if key not in self._inherited_memo:
+            self._inherited_memo[key] = self._inherited_now(klass, name, depth)
+        return self._inherited_memo[key]
+
+    def _inherited_now(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[tuple]:
         from .project.models import project_index
         w = self.walker
         ctx = w.ctx

@@ -133,13 +133,15 @@ print(edge_weights(adj))
 '''
 
 
-def _graph_project(tmp_path):
+def _graph_project(tmp_path, module="sparse.py", helper=GRAPH_HELPER, script=GRAPH_SCRIPT):
+    """A package `torch_graphkit` installed in `site` (one module beside its `__init__`), and
+    a project whose `train.py` calls it."""
     site, project = tmp_path / "site", tmp_path / "project"
     (site / "torch_graphkit").mkdir(parents=True)
     project.mkdir()
     (site / "torch_graphkit" / "__init__.py").write_text("")
-    (site / "torch_graphkit" / "sparse.py").write_text(GRAPH_HELPER)
-    (project / "train.py").write_text(GRAPH_SCRIPT)
+    (site / "torch_graphkit" / module).write_text(helper)
+    (project / "train.py").write_text(script)
     return site, project
 
 
@@ -182,14 +184,8 @@ assert adj.coalesce().values().tolist() == [2.0, 4.0, 4.0], adj.coalesce().value
 '''
 
 
-def _marking_project(tmp_path, script=MARKING_SCRIPT):
-    site, project = tmp_path / "site", tmp_path / "project"
-    (site / "torch_graphkit").mkdir(parents=True)
-    project.mkdir()
-    (site / "torch_graphkit" / "__init__.py").write_text("")
-    (site / "torch_graphkit" / "convert.py").write_text(MARKING_HELPER)
-    (project / "train.py").write_text(script)
-    return site, project
+def _marking_project(tmp_path):
+    return _graph_project(tmp_path, "convert.py", MARKING_HELPER, MARKING_SCRIPT)
 
 
 def test_a_package_marking_the_users_tensor_coalesced_is_reported_at_the_users_call(tmp_path):

@@ -412,48 +412,43 @@ class ProjectIndex:
         files: set[str] = set()
         project_names: list[str] = []
         side_effects = False
-        for module, pairs in _import_lines(text):
-            file = self._import_file(module, path)
-            if file is None:
+        for file, original, local in self._imported_pairs(text, path, files):
+            if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
+                found = self._functions_with(file, tokens)
+                for func, code in found:
+                    names.append(f"{local}.{func}")
+                    texts.append(code)
+                if found and not re.search(rf"(?<![\w.]){re.escape(local)}\.", text):
+                    # imported only for what its body does (decorators filling a registry
+                    # of another module): what this file reads from the project may hold
+                    # what it made
+                    side_effects = True
                 continue
-            files.add(file)
-            for original, local in pairs:
-                if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
-                    found = self._functions_with(file, tokens)
-                    for func, code in found:
-                        names.append(f"{local}.{func}")
-                        texts.append(code)
-                    if found and not re.search(rf"(?<![\w.]){re.escape(local)}\.", text):
-                        # imported only for what its body does (decorators filling a registry
-                        # of another module): what this file reads from the project may hold
-                        # what it made
-                        side_effects = True
-                    continue
-                project_names.append(local)
-                code = self._definition_text(file, original, files)
-                if code and not any(_holds(tokens, c) for c in code):
-                    # a helper that passes what it is given on to a function of a module it
-                    # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
-                    # function's code counts as this one's
-                    code = code + self._reached_code(file, original, code, tokens, files)
-                if not code and _subclassed(text, local):
-                    # a base class whose methods a subclass here inherits: `__init__`, those
-                    # this file calls, and those these call on `self` in turn, run here
-                    code = _methods_reached(self._methods_of(file, original), (text,))
-                elif not code:
-                    # a model class: building one runs its `__init__`, calling one its
-                    # `forward`, here
-                    code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
-                if not any(_holds(tokens, c) for c in code):
-                    # the methods and properties of a class that this file names (`g.adjacency`,
-                    # `trainer.fit`), and those they or `__init__` call on `self` in turn
-                    methods = self._methods_of(file, original)
-                    if methods:
-                        code = list(code) + [c for c in _methods_reached(methods, (text, *code))
-                                             if c not in code]
-                if code and any(_holds(tokens, c) for c in code):
-                    names.append(local)
-                    texts.extend(code)
+            project_names.append(local)
+            code = self._definition_text(file, original, files)
+            if code and not any(_holds(tokens, c) for c in code):
+                # a helper that passes what it is given on to a function of a module it
+                # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
+                # function's code counts as this one's
+                code = code + self._reached_code(file, original, code, tokens, files)
+            if not code and _subclassed(text, local):
+                # a base class whose methods a subclass here inherits: `__init__`, those
+                # this file calls, and those these call on `self` in turn, run here
+                code = _methods_reached(self._methods_of(file, original), (text,))
+            elif not code:
+                # a model class: building one runs its `__init__`, calling one its
+                # `forward`, here
+                code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
+            if not any(_holds(tokens, c) for c in code):
+                # the methods and properties of a class that this file names (`g.adjacency`,
+                # `trainer.fit`), and those they or `__init__` call on `self` in turn
+                methods = self._methods_of(file, original)
+                if methods:
+                    code = list(code) + [c for c in _methods_reached(methods, (text, *code))
+                                         if c not in code]
+            if code and any(_holds(tokens, c) for c in code):
+                names.append(local)
+                texts.extend(code)
         if side_effects:
             names.extend(n for n in project_names if n not in names)
         return names, texts, files
@@ -463,15 +458,22 @@ class ProjectIndex:
         project, whatever they hold, and the files consulted."""
         out: list[str] = []
         files: set[str] = set()
+        for file, original, _ in self._imported_pairs(text, path, files):
+            if original is not None:
+                out.extend(self._definition_text(file, original, files))
+        return tuple(out), files
+
+    def _imported_pairs(self, text: str, path: str, files: set[str]):
+        """(file, imported name or None for the module itself, local name) of each import of
+        a text from a module of the project, read by a cheap regex; the files found are added
+        to `files`."""
         for module, pairs in _import_lines(text):
             file = self._import_file(module, path)
             if file is None:
                 continue
             files.add(file)
-            for original, _ in pairs:
-                if original is not None:
-                    out.extend(self._definition_text(file, original, files))
-        return tuple(out), files
+            for original, local in pairs:
+                yield file, original, local
 
     def _reached_code(self, file: str, name: str, code: list[str], tokens, files: set[str], depth: int = 0) -> list[str]:
         """The source of the functions that the function `name` (of the module `file`, whose

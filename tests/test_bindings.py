@@ -93,11 +93,20 @@ def test_for_targets_bind_the_elements_of_a_known_list_enumerate_zip_and_items()
     """) == [2, 4, 6, 8]
 
 
-def test_for_look_alikes_stay_silent():
-    # one element safe (what holds in the body holds for every element), a list edited
-    # before the loop, a list passed to a function that may edit it
+def test_a_for_over_a_few_known_elements_runs_its_body_with_each():
+    # the first iteration reads the uncoalesced one: torch raises there (the join of both
+    # elements said nothing)
     assert codes("""
-        for x in [s, c]:
+        for x in [c, s]:
+            x.values()
+    """) == [2]
+
+
+def test_for_look_alikes_stay_silent():
+    # one element safe and one not known, a list edited before the loop, a list passed to a
+    # function that may edit it
+    assert codes("""
+        for x in [c, unknown]:
             x.values()
         for j, y in enumerate([c]):
             y.values()

@@ -75,6 +75,10 @@ class Walker:
         # method -> (initial facts, outer facts) of each reported, non-entry run the class walk
         # gives it: a call on `self` starting it the same way reports nothing new
         self.method_starts: dict[cst.FunctionDef, list[tuple[dict, dict]]] = {}
+        # what `_unrolled` reads of the syntax, once per loop and per iterated name: a
+        # function is walked once per call site
+        self._unroll_shapes: dict = {}
+        self._unaliased_names: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
@@ -954,16 +958,21 @@ class Walker:
         join of the elements would lose what one of them is (the sparse group among the
         dense ones). A body that tests anything (`if opt is dense:`: which object an
         element is, is not modelled) or leaves early is left to `loop`."""
-        if len(self.ctx.loops) >= MAX_LOOP_DEPTH_TWICE or not isinstance(node.target, (cst.Name, cst.Tuple)):
+        if len(self.ctx.loops) >= MAX_LOOP_DEPTH_TWICE:
             return None
-        if node.orelse is not None or not _straight(node.body):
+        shape = self._unroll_shapes.get(node)
+        if shape is None:
+            targets = {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
+            shape = self._unroll_shapes[node] = (
+                isinstance(node.target, (cst.Name, cst.Tuple)) and node.orelse is None and _straight(node.body)
+                and self._calls_nothing_followed(node.body, targets))
+        if not shape:
             return None
         inf = self.ctx.inference
-        targets = {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
-        if not self._calls_nothing_followed(node.body, targets) or not self._unaliased(node.iter):
-            return None
         elements = inf.iterated(node.iter, state)
         if elements is None or not 2 <= len(elements) <= MAX_UNROLLED or all(e == elements[0] for e in elements):
+            return None
+        if not self._unaliased(node.iter):  # last: it reads the whole scope
             return None
         self.ctx.loops.append(node)
         try:
@@ -1008,19 +1017,10 @@ class Walker:
             return False
         name = iterable.value
         scope = self.ctx.scope.node if self.ctx.scope is not None else self.module
-        nodes = list(walk(scope))
-        allowed: set = set()
-        bound = 0
-        for n in nodes:
-            t = type(n)
-            if t is cst.For and type(n.iter) is cst.Name and n.iter.value == name:
-                allowed.add(id(n.iter))
-            elif t is cst.Assign and any(type(a.target) is cst.Name and a.target.value == name for a in n.targets):
-                if len(n.targets) != 1 or not isinstance(n.value, (cst.List, cst.Tuple)):
-                    return False
-                allowed.add(id(n.targets[0].target))
-                bound += 1
-        return bound == 1 and all(id(n) in allowed for n in nodes if type(n) is cst.Name and n.value == name)
+        key = (scope, name)
+        if key not in self._unaliased_names:
+            self._unaliased_names[key] = _only_bound_once_and_iterated(scope, name)
+        return self._unaliased_names[key]
 
     def with_block(self, node: cst.With, state: State) -> State:
         inf = self.ctx.inference
@@ -1172,6 +1172,24 @@ _PLAIN_BUILTINS = frozenset({"print", "len", "range", "enumerate", "zip", "list"
                              "sorted", "isinstance", "float", "int", "str"})
 _BRANCHING = (cst.If, cst.IfExp, cst.While, cst.Try, cst.Assert, cst.BooleanOperation, cst.CompIf, cst.Break,
               cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
+
+
+def _only_bound_once_and_iterated(scope: cst.CSTNode, name: str) -> bool:
+    """Whether `name` is bound once in `scope`, to a list or tuple written out, and is
+    otherwise only the iterable of `for` loops."""
+    nodes = list(walk(scope))
+    allowed: set = set()
+    bound = 0
+    for n in nodes:
+        t = type(n)
+        if t is cst.For and type(n.iter) is cst.Name and n.iter.value == name:
+            allowed.add(id(n.iter))
+        elif t is cst.Assign and any(type(a.target) is cst.Name and a.target.value == name for a in n.targets):
+            if len(n.targets) != 1 or not isinstance(n.value, (cst.List, cst.Tuple)):
+                return False
+            allowed.add(id(n.targets[0].target))
+            bound += 1
+    return bound == 1 and all(id(n) in allowed for n in nodes if type(n) is cst.Name and n.value == name)
 
 
 def _straight(body: cst.BaseSuite) -> bool:

@@ -78,6 +78,12 @@ def _stop(pool) -> None:
         except Exception:
             pass
     pool.shutdown(wait=False, cancel_futures=True)
+    # Python 3.11's exit hook wakes the pool's manager thread through a pipe that thread
+    # closes once it sees its workers gone: a race that prints "Bad file descriptor".
+    # Let the thread finish first; the workers are dead, so it does not take long.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=3)
 
 
 def _size(path: str) -> int:

@@ -157,5 +157,5 @@ def _place(test: cst.CSTNode, t, ctx) -> str:
     line = ctx.position(test)[0]
     if line:
         return f"line {line}"
-    return next((e.place for e in t.evidence if e.line and (e.node is test or e.text.startswith(ADMITTED))),
-                "the entry point")
+    placed = ctx.resolve(e for e in t.evidence if e.node is test or e.text.startswith(ADMITTED))
+    return next((e.place for e in placed if e.line), "the entry point")

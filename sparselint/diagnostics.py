@@ -19,6 +19,9 @@ class Evidence:
     cell: Optional[int] = None  # notebook cell (1-based); the line is then in the cell
     # the file, when it is not the one the finding is in (a call site in another module)
     path: str = ""
+    # what places `node` when it is a node of another module (its Places): resolved, like
+    # this file's nodes, only when a finding is reported
+    where: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def at(cls, node, text: str) -> "Evidence":

@@ -2024,8 +2024,7 @@ def _portable(fact, ctx, path: str):
                        args=tuple(_portable(v, ctx, path) for v in fact.args),
                        kwargs=tuple((k, _portable(v, ctx, path)) for k, v in fact.kwargs),
                        receiver=_portable(fact.receiver, ctx, path))
-    resolved = tuple(e if e.path else replace(e, path=path) for e in ctx._resolve(fact.evidence))
-    out = replace(fact, evidence=resolved)
+    out = replace(fact, evidence=tuple(_travelling(e, ctx, path) for e in fact.evidence))
     if getattr(fact, "values_of", None) is not None:
         out = replace(out, values_of=_portable(fact.values_of, ctx, path))
     if getattr(fact, "attrs", ()):
@@ -2104,18 +2103,20 @@ def _at_call_site(d, evidence: tuple, here, call: cst.CSTNode):
                    evidence=(inside, *chain))
 
 
+def _travelling(e: Evidence, ctx, path: str) -> Evidence:
+    """Evidence made in `ctx`'s file, named by `path` wherever it goes; a node keeps what
+    places it, so its position is computed only if a finding shows it."""
+    if e.node is not None:
+        return e if e.where is not None else replace(e, path=path, where=ctx.places)
+    return replace(e, path=path) if not e.path or e.path == ctx.path else e
+
+
 def _portable_written(written: tuple, ctx, path: str) -> tuple:
-    out = []
-    for key, e in written:
-        resolved = ctx._resolve((e,)) if e is not None else ()
-        if resolved:
-            out.append((key, resolved[0] if resolved[0].path else replace(resolved[0], path=path)))
-    return tuple(out)
+    return tuple((key, _travelling(e, ctx, path)) for key, e in written if e is not None)
 
 
 def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:
-    (resolved,) = ctx._resolve((evidence,))
-    return resolved if resolved.path else replace(resolved, path=path)
+    return _travelling(evidence, ctx, path)
 
 
 def _paths_in(expr: cst.BaseExpression) -> set[str]:

@@ -38,6 +38,7 @@ class Context:
         self.names = names
         self.module = module
         self._ranges = None
+        self._places = None
         # where the positions of a module shared by many checks are kept (calls._parse)
         self.positions_kept: Optional[dict] = None
         self._order = None
@@ -94,14 +95,31 @@ class Context:
         r = self.ranges[node]
         return (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
 
+    @property
+    def places(self) -> "Places":
+        """What places this module's nodes, for evidence that travels to another file."""
+        if self._places is None:
+            if self.positions_kept is None:
+                # one store for this context and its Places: whichever needs positions first
+                # computes them for both
+                self.positions_kept = {} if self._ranges is None else {"ranges": self._ranges}
+            self._places = Places(self)
+        return self._places
+
+    def resolve(self, evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+        """Evidence placed: lines and columns, nodes of other modules with their file."""
+        return self._resolve(evidence)
+
     def _resolve(self, evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
         out = []
         for e in evidence:
             if e.node is not None:
-                line, col = self.position(e.node)
+                there = e.where
+                line, col = (there or self).position(e.node)
                 if not line:
                     continue  # a node made by the analysis (a call it spells out) has no place
-                e = Evidence(line, col, e.text)
+                path = e.path if there is not None and e.path != self.path else ""
+                e = Evidence(line, col, e.text, path=path)
             elif e.path == self.path:
                 e = Evidence(e.line, e.column, e.text)
             out.append(e)
@@ -403,3 +421,28 @@ def _shared_fix(a: Optional[Fix], b: Optional[Fix]) -> Optional[Fix]:
     if a is None or b is None or a.edits != b.edits:
         return None
     return a if a.safe <= b.safe else b
+
+
+class Places:
+    """The positions of one module's nodes, computed on first use. Kept by evidence that
+    leaves the module, so a module whose facts reach no finding never pays for them; it
+    holds the module's tree and position store, not its whole check."""
+
+    __slots__ = ("_module", "_kept", "_ranges")
+
+    def __init__(self, ctx: Context):
+        self._module = ctx.module
+        self._kept = ctx.positions_kept
+        self._ranges = None
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        if self._ranges is None:
+            kept = self._kept
+            if kept is not None and "ranges" in kept:
+                self._ranges = kept["ranges"]
+            else:
+                self._ranges = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
+                if kept is not None:
+                    kept["ranges"] = self._ranges
+        r = self._ranges.get(node)
+        return (0, 0) if r is None else (r.start.line, r.start.column + 1)

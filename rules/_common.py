@@ -81,7 +81,7 @@ def wrap_in_no_grad(ctx, rule, title: str):
     """An unsafe fix that runs the current statement under `torch.no_grad()`, when the
     statement sits alone on one physical line."""
     stmt, line = ctx.statement, ctx.line_node
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or line.body[0] is not stmt:
         return None
     indent = ctx.statement_indent(stmt)
     torch_name = ctx.torch_spelling("torch.no_grad")
@@ -93,12 +93,19 @@ def wrap_in_no_grad(ctx, rule, title: str):
     return ctx.make_fix(rule, [edit], safe=False, title=title)
 
 
-def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CSTNode, title: str):
+def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CSTNode, title: str, safe: bool = True):
     """A fix that stores the coalesced tensor first (`x.grad = x.grad.coalesce()`) and then
-    runs the statement on it. `replace_node` is the expression to swap for the receiver."""
+    runs the statement on it. `replace_node` is the expression to swap for the receiver.
+
+    None where the line inserted before the statement would not run where the receiver is
+    read (a comprehension's variable, an arm of a conditional expression); unsafe where
+    something else may hold the old tensor (`g = p.grad` earlier), which the edit would then
+    no longer reach."""
     path = dotted(receiver)
     stmt, line = ctx.statement, ctx.line_node
     if path is None or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    if not ctx.evaluated_once(replace_node):
         return None
     indent = ctx.statement_indent(stmt)
     if indent is None:
@@ -107,7 +114,7 @@ def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CS
     edits = [ctx.insert_before(stmt, f"{path} = {path}.coalesce(){nl}{indent}")]
     if replace_node is not receiver:
         edits.append(ctx.replace(replace_node, receiver))
-    return ctx.make_fix(rule, edits, safe=True, title=title)
+    return ctx.make_fix(rule, edits, safe=safe and not ctx.held_elsewhere(receiver), title=title)
 
 
 def per_input(returned, count: int) -> Optional[tuple]:

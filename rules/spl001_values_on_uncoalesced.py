@@ -49,6 +49,9 @@ when duplicates are summed; float sums round differently).
 
 The fix is safe only for `.indices().max()` and `.indices().min()`: coalescing keeps the set
 of index columns (explicit zeros included), so the largest and smallest index are the same.
+Even there it is unsafe when the line also runs with an object known to be no tensor (a
+function called with a class of the project that has its own `indices()` method): that
+object has no `.coalesce()`.
 
 Where the result is written (`x.values()[0] = 1`, `x.values().mul_(2)`), no fix exists: the
 write would land in the temporary copy that `coalesce()` returns. Those get a suggestion.
@@ -110,6 +113,10 @@ class ValuesOnUncoalesced(Rule):
         receiver, method = mc
         t = ctx.tensor(receiver)
         if t is None or not t.is_coo or t.coalesced is not False:
+            if t is None and ctx.fact(receiver) is not None and _order_free(node, method, ctx):
+                # here the receiver is known to be no tensor (an object of a class with an
+                # `indices()` method): `.coalesce()` added for another context would raise
+                ctx.fix_unsafe_here(self, node)
             return
         what = ctx.code(receiver)
         message = (f"`{what}.{method}()` on an uncoalesced sparse tensor raises "

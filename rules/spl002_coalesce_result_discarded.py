@@ -30,8 +30,18 @@ requires grad, and `p.grad.coalesce()` becomes `p.grad = p.grad.coalesce()`. Coa
 duplicate entries, which does not change the tensor they represent; only the layout of its
 entries changes, as the author asked.
 
-Where nothing says whether `x` requires grad (a value from a file, a caller's argument), the
-same fix is unsafe: were `x` a leaf, the fixed code would rebind the name to a graph node.
+Where nothing says whether `x` requires grad (a value from a file), the same fix is unsafe:
+were `x` a leaf, the fixed code would rebind the name to a graph node.
+
+The fix rebinds a name to a new tensor, so it is also unsafe wherever something else may hold
+the old one, which later in-place edits through the name would then no longer reach:
+- a parameter of the function (`def normalise_(adj): adj.coalesce(); adj.mul_(0.5)`): the
+  caller holds the tensor, and its copy would no longer be halved;
+- an earlier use of the name in its scope, or one anywhere in a loop around the statement,
+  that hands the tensor on: assigned from (`g = p.grad`), passed to a call, stored in a
+  container or an attribute, read through a view (`.data`, `._values()`). For `.grad`, any
+  gradient handed on counts (`p.grad` may be the same gradient as `q.grad`). Comparisons,
+  shape reads and calls whose result is thrown away (`x.mul_(2)`) hand nothing on.
 
 No fix is offered for a name bound to a leaf that requires grad or to an `nn.Parameter`:
 after `w = w.coalesce()`, `w` is no longer the leaf, so `torch.optim.SGD([w])` raises
@@ -50,7 +60,9 @@ No fix is offered:
 - for an edit through `.coalesce()` of a tensor in an autograd graph (assigning it back would
   turn the edit into an in-place write on a graph tensor, SPL101).
 
-For an edit through a gradient, the fix stores the coalesced gradient first and edits that.
+For an edit through a gradient, the fix stores the coalesced gradient first and edits that;
+none is offered where that line cannot run just before the edit (the gradient of a
+comprehension's variable, an arm of a conditional expression, a lambda's body).
 
 In a notebook, `x.coalesce()` as the last line of a cell is not reported: the cell displays
 its value, so it is not thrown away.
@@ -116,9 +128,10 @@ class CoalesceResultDiscarded(Rule):
             suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"
         elif isinstance(receiver, cst.Name):
             known_no_leaf = t is not None and t.grad in (NOGRAD, NONLEAF)
-            fix = ctx.make_fix(self, [ctx.insert_before(node.value, f"{what} = ")], safe=known_no_leaf)
+            fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")],
+                               safe=known_no_leaf and not ctx.held_elsewhere(receiver))
         elif _is_grad(receiver) and dotted(receiver) is not None:
-            fix = ctx.make_fix(self, [ctx.insert_before(node.value, f"{what} = ")], safe=True)
+            fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")], safe=not ctx.held_elsewhere(receiver))
         elif t is not None and t.parameter:
             suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"
         ctx.report(self, node.value, f"`{what}.coalesce()` returns a new tensor; as a statement it does nothing",

@@ -30,6 +30,14 @@ through a name bound to a gradient (`g = p.grad`): `g = g.coalesce()` would bind
 copy, and the edit would never reach `p.grad`; coalesce `p.grad` before binding the name. No
 fix is offered for other tensors.
 
+Coalescing sorts the entries by index, so the fix is offered only for an edit that is the
+same for every entry: an in-place method whose arguments are Python numbers
+(`clamp_(-1.0, 1.0)`). A write by position or mask (`_values()[0] = 10.0`) or with a tensor
+lined up with the old order would land on other entries, and gets no fix. Nor does an edit
+where the inserted line could not run just before it (a comprehension's variable, an arm of
+a conditional expression, a lambda's body). The fix is unsafe where an earlier use hands the
+gradient on (`g = p.grad`): `g` would keep the old gradient.
+
 ## References
 - hazard 13 of the catalog in `docs/hazards.md`
 """
@@ -77,9 +85,28 @@ class PerEntryEditOnUncoalesced(Rule):
         # Only on the gradient attribute itself: for a name bound to it (`g = p.grad`), `g = g.coalesce()`
         # would rebind the name to a copy and the edit would never reach `p.grad`.
         grad_attribute = isinstance(receiver, cst.Attribute) and receiver.attr.value == "grad"
-        fix = coalesce_first(ctx, self, receiver, receiver, self.fix_title) if t.is_grad and grad_attribute else None
+        # Coalescing sorts the entries: a write by position or mask (`[0] = ...`) or with a
+        # tensor lined up with the old order would then land on other entries.
+        fix = None
+        if t.is_grad and grad_attribute and op != "[]=" and _scalar_arguments(ctx.inplace_call(node), ctx):
+            fix = coalesce_first(ctx, self, receiver, receiver, self.fix_title)
         ctx.report(self, node,
                    f"{edit} on `{what}._values()` of an uncoalesced tensor applies to each duplicate "
                    "entry, not to each index: the result is silently wrong",
                    evidence=t.evidence, fix=fix,
                    suggestion=f"coalesce first: `{what} = {what}.coalesce()`")
+
+
+def _scalar_arguments(call, ctx) -> bool:
+    """Every argument of the in-place call is a Python number: the edit is the same for
+    each entry, whatever order the entries are in."""
+    if call is None:
+        return False
+    for arg in call.args:
+        expr = arg.value
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            expr = expr.expression
+        value = ctx.value(expr)
+        if arg.star or isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+    return True

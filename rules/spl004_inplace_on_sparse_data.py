@@ -31,7 +31,8 @@ written to do and nothing else: the op changes the gradient in place (the same o
 through any other name bound to it), and an op that torch refuses on a sparse tensor (a
 dense argument to `add_` or `copy_`) raised on `.data` too. No name is rebound. No fix is offered on a sparse
 parameter, where dropping `.data` would be an in-place op on a leaf (SPL103); wrap the
-update in `torch.no_grad()` instead.
+update in `torch.no_grad()` instead. Nor where `.data` follows a line break or a comment:
+dropping it would drop the comment too, or join the lines.
 
 ## References
 - hazard 53 of the catalog in `docs/hazards.md`
@@ -82,7 +83,7 @@ class InplaceOnSparseData(Rule):
             if t is None or not t.is_sparse:
                 return
             what = ctx.code(owner)
-            fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=True) if t.is_grad else None
+            fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=True) if t.is_grad and _plain(data.dot) else None
             ctx.report(self, node,
                        f"`{what}.data.{mc[1]}(...)` on a sparse tensor changes a detached copy; `{what}` is unchanged",
                        evidence=t.evidence, fix=fix,
@@ -104,3 +105,10 @@ class InplaceOnSparseData(Rule):
         ctx.report(self, node, f"`{node.target.value}` is `.data` of a sparse tensor: `{op}` on it changes a "
                    "detached copy; the tensor it came from is unchanged", evidence=t.evidence,
                    suggestion="apply the op to the tensor itself (`p.grad.mul_(s)`), not to its `.data`")
+
+
+def _plain(dot: cst.Dot) -> bool:
+    """The `.` of `.data` sits on its line with nothing around it but spaces: dropping it
+    loses no comment and joins no lines."""
+    return all(type(w) is cst.SimpleWhitespace and "\\" not in w.value
+               for w in (dot.whitespace_before, dot.whitespace_after))

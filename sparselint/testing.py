@@ -149,14 +149,24 @@ def runtime_contract_problems(marks: dict[str, Counter], unseen: dict[str, str],
     A finding matches a mark of its code in its file at its line or at one of its evidence
     lines (evidence in another file counts in that file)."""
     problems = []
+    marks = {os.path.normpath(k): v for k, v in marks.items()}
+    spans = {path: _statement_ends(path) for path in marks}
+
     def places(d):
         yield os.path.normpath(d.path), d.line
         for e in d.evidence:
             yield os.path.normpath(e.path or d.path), e.line
-    marks = {os.path.normpath(k): v for k, v in marks.items()}
+
+    def marked(path, line, code):
+        # a mark on the first line of a statement over several lines covers all of them: the
+        # run places a method call on the line of its name, the static check where it starts
+        if (line, code) in marks.get(path, ()):
+            return line
+        return next((first for (first, c) in marks.get(path, ())
+                     if c == code and first < line <= spans[path].get(first, 0)), None)
     matched = set()
     for d in findings:
-        hit = [(path, line) for path, line in places(d) if (line, d.code) in marks.get(path, ())]
+        hit = [(path, at) for path, line in places(d) if (at := marked(path, line, d.code)) is not None]
         if not hit:
             problems.append(f"unmarked run-time finding {d.code} at {d.path}:{d.line}: {d.message}")
         matched.update((path, line, d.code) for path, line in hit)
@@ -171,6 +181,20 @@ def runtime_contract_problems(marks: dict[str, Counter], unseen: dict[str, str],
         if not missing[code]:
             problems.append(f"stale `# runtime-unseen: {code}`: the run sees every {code} mark")
     return problems
+
+
+def _statement_ends(path: str) -> dict[int, int]:
+    """The first line of each simple statement of a file that spans several, with its last."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    compound = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+                ast.AsyncFunctionDef, ast.ClassDef, ast.Match, getattr(ast, "TryStar", ast.Try))
+    return {n.lineno: n.end_lineno for n in ast.walk(tree)
+            if isinstance(n, ast.stmt) and not isinstance(n, compound) and n.end_lineno and n.end_lineno > n.lineno}
 
 
 def fix_outcomes(source: str) -> dict[str, str]:

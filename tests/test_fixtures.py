@@ -107,6 +107,9 @@ def _fully_fixable(rel):
 
 
 FIXABLE = [f for f in FIXTURE_FILES if f.endswith("_bad.py") and _fully_fixable(f)]
+# an unsafe fix that a fixture shows changing the result (a caller's tensor no longer edited,
+# another caller's object without `.coalesce()`) is proven by the follow-up test instead
+CLEAN_AFTER_FIX = [f for f in FIXABLE if fix_outcomes(read(f)).get("unsafe-fix") != "differs"]
 
 
 def test_every_rule_with_a_fix_is_proven_by_a_fixture():
@@ -120,7 +123,7 @@ def test_every_rule_with_a_fix_is_proven_by_a_fixture():
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("rel", FIXABLE)
+@pytest.mark.parametrize("rel", CLEAN_AFTER_FIX)
 def test_fix_gives_code_that_lints_clean_and_runs_clean(rel, tmp_path):
     target = tmp_path / os.path.basename(rel)
     shutil.copy(os.path.join(FIXTURES, rel), target)

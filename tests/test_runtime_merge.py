@@ -167,3 +167,29 @@ def test_check_with_a_report_never_imports_torch(project):
     r = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert r.returncode == 1 and "[confirmed at run time]" in r.stdout, r.stderr
+
+
+SPREAD = """import torch
+
+edges = torch.tensor([[0, 1, 0], [1, 0, 1]])
+adj = torch.sparse_coo_tensor(edges, torch.ones(3), (2, 2))
+try:
+    (adj  # the adjacency
+        .values())
+except RuntimeError:
+    print("caught")
+"""
+
+
+def test_a_call_spread_over_lines_is_confirmed_where_the_run_places_it(tmp_path):
+    """The run places `.values()` on the line of its name (7), the static finding where the call
+    starts (6): one finding, confirmed, none seen at run time only."""
+    (tmp_path / "prog.py").write_text(SPREAD)
+    r = subprocess.run([sys.executable, "-m", "sparselint.runtime", "--report", "run.json", "prog.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert "caught" in r.stdout, r.stderr
+    assert [f["line"] for f in json.loads((tmp_path / "run.json").read_text())["findings"]] == [7]
+    merged = check(tmp_path, "--runtime-report", "run.json")
+    lines = [l for l in merged.stdout.splitlines() if l.startswith("prog.py:")]
+    assert len(lines) == 1 and lines[0].startswith("prog.py:6:") and lines[0].endswith("[confirmed at run time]"), \
+        merged.stdout

@@ -11,12 +11,22 @@ from ..diagnostics import Diagnostic, Edit, Evidence, Fix
 from .evaluation.facts import Fact, Tensor
 from .cst.names import Names, dotted
 from ..source import split_lines
-from .cst.tree import Order
+from .cst.tree import Order, child_list
 from .entry import caller_key
 from .. import notebook
 from .cst.syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
-                     read_with_grad, reads_of)
+                     handed_on, read_with_grad, reads_of)
 
+# Expressions whose parts may run many times, or never, for one run of their statement
+_REPEATED = frozenset({cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+# Calls that read their arguments and keep no handle on them
+_HOLDS_NOTHING = frozenset({"print", "len", "repr", "str", "format", "isinstance", "type", "id", "hasattr",
+                            "bool", "int", "float", "round", "abs"})
+_LOG_METHODS = frozenset({"debug", "info", "warning", "error", "log"})
+# torch functions whose result shares the storage of their argument
+_VIEWS = frozenset({"view", "narrow", "select", "transpose", "t", "as_strided", "squeeze", "unsqueeze", "reshape",
+                    "flatten", "expand", "detach", "alias", "permute", "movedim", "unbind", "split", "chunk",
+                    "diagonal", "view_as_real", "view_as_complex", "broadcast_to", "swapaxes", "swapdims"})
 # In-place methods that do not write the tensor's data.
 _NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
 
@@ -59,6 +69,7 @@ class Context:
         self._assigned: dict[cst.CSTNode, set[str]] = {}
         self._backward_in: dict = {}
         self._seen: dict = {}  # finding key -> its index in self.diagnostics
+        self._unsafe_here: set = set()  # finding keys whose fix some context makes unsafe
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
         # names bound to functions of other project modules whose source holds a token
@@ -320,6 +331,74 @@ class Context:
         last = self.span(self.statement or self.line_node)[2]
         return [use for use in reads_of(body, name) if self.position(use[0])[0] > last]
 
+    def evaluated_once(self, node: cst.CSTNode) -> bool:
+        """Running the current statement evaluates `node` exactly once, whatever happens:
+        not in a lambda, a comprehension, an arm of a conditional expression or the right
+        side of `and`/`or`. A line inserted before the statement then runs where `node` does."""
+        stmt, line = self.statement, self.line_node
+        if not isinstance(line, cst.SimpleStatementLine) or not any(s is stmt for s in line.body):
+            return False
+        if self.ranges.get(stmt) is None:
+            return False  # a statement the analysis made (a lambda's body): not in the file
+        path = _path_to(stmt, node)
+        if path is None:
+            return False
+        for here, child in zip(path, path[1:]):
+            kind = type(here)
+            if kind in _REPEATED:
+                return False
+            if kind is cst.IfExp and child is not here.test:
+                return False
+            if kind is cst.BooleanOperation and child is here.right:
+                return False
+        return True
+
+    def held_elsewhere(self, node: cst.BaseExpression) -> bool:
+        """Rebinding the name or `.grad` attribute `node` to a new tensor here could change
+        what the program computes: something else may hold the old tensor and miss the
+        edits made through the name from now on. That is a parameter written in place later
+        in its function (its caller holds the tensor), or any name whose tensor an earlier use
+        in its scope (or one anywhere in a loop around this statement) handed on
+        (`g = p.grad`, `{"adj": adj}`, `self.adj = adj`)."""
+        scope = self.scope.node if self.scope is not None else None
+        if isinstance(node, cst.Name):
+            name = node.value
+            matches = lambda n: type(n) is cst.Name and n.value == name  # noqa: E731
+        elif isinstance(node, cst.Attribute) and node.attr.value == "grad":
+            # `p.grad` and `q.grad` may be one gradient (`p` a loop variable over `q`'s module)
+            matches = lambda n: type(n) is cst.Attribute and n.attr.value == "grad"  # noqa: E731
+        else:
+            return True
+        if scope is None or self.statement is None:
+            return True
+        body = scope.body if isinstance(scope, cst.Module) else getattr(scope.body, "body", ())
+        if self._order is None:
+            self._order = Order(self.module)
+        pre, end = self._order.pre, self._order.end
+        here = self.line_node or self.statement
+        start, stop = pre.get(here, -1), end.get(here, -1)
+
+        def in_loop(at: int) -> bool:
+            return any(pre.get(loop, -1) <= at <= end.get(loop, -1) for loop in self.loops)
+        if any(not start <= pre.get(n, -1) <= stop and (pre.get(n, -1) < start or in_loop(pre.get(n, -1)))
+               for n in handed_on(body, matches, self._may_hold)):
+            return True
+        if isinstance(node, cst.Name) and isinstance(scope, cst.FunctionDef) and name in parameters_of(scope):
+            return any(pre.get(n, -1) > stop or (pre.get(n, -1) < start and in_loop(pre.get(n, -1)))
+                       for n in handed_on(body, matches, self._may_hold, writes=True))
+        return False
+
+    def _may_hold(self, call: cst.Call) -> bool:
+        """A call that may keep a handle on its arguments: anything but printing, logging,
+        formatting, and torch's functions that build a new tensor."""
+        name = self.inference.names.qualify(call.func) or (call.func.value if type(call.func) is cst.Name else "")
+        if name in _HOLDS_NOTHING or name.startswith("logging."):
+            return False
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOG_METHODS:
+            return False
+        last = name.rsplit(".", 1)[-1]
+        return not (name.startswith("torch.") and not last.endswith("_") and last not in _VIEWS)
+
     def read_with_grad_elsewhere(self, node: cst.BaseExpression) -> bool:
         """The tensor this name or attribute path spells is read somewhere else in this scope
         in a way that can carry its gradient: not through `.data`, `.grad`, `.detach()` or a
@@ -405,14 +484,41 @@ class Context:
                 self.diagnostics[index] = replace(earlier, fix=shared)
             return
         self._seen[key] = len(self.diagnostics)
+        if fix is not None and fix.safe and key in self._unsafe_here:
+            fix = replace(fix, safe=False)
         self.diagnostics.append(Diagnostic(
             code=rule.code, name=rule.name, message=message, path=self.path,
             line=l1, column=c1, end_line=l2, end_column=c2,
             evidence=self._resolve(evidence), fix=fix, suggestion=suggestion, when=when or rule.when,
         ))
 
+    def fix_unsafe_here(self, rule, node: cst.CSTNode) -> None:
+        """The rule looked at `node` in a context where it finds nothing, but where the edit
+        it makes in other contexts could change what the line computes (the same function
+        called with something else): any fix at `node` is unsafe, whichever context comes
+        first."""
+        l1, c1, l2, c2 = self.span(node)
+        key = (rule.code, l1, c1, l2, c2)
+        self._unsafe_here.add(key)
+        index = self._seen.get(key)
+        if index is not None:
+            earlier = self.diagnostics[index]
+            if earlier.fix is not None and earlier.fix.safe:
+                self.diagnostics[index] = replace(earlier, fix=replace(earlier.fix, safe=False))
+
     def make_fix(self, rule, edits: Iterable[Edit], safe: bool, title: str = "") -> Fix:
         return Fix(title=title or rule.fix_title, edits=tuple(edits), safe=safe)
+
+
+def _path_to(root: cst.CSTNode, node: cst.CSTNode) -> Optional[list]:
+    """The nodes from `root` down to `node`, both included; None when `node` is not under it."""
+    stack = [(root, [root])]
+    while stack:
+        here, path = stack.pop()
+        if here is node:
+            return path
+        stack.extend((c, path + [c]) for c in child_list(here))
+    return None
 
 
 def _shared_fix(a: Optional[Fix], b: Optional[Fix]) -> Optional[Fix]:

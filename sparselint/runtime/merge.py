@@ -45,11 +45,15 @@ def _places(d: Diagnostic) -> tuple[tuple[str, int], set[tuple[str, int]]]:
     return (own, d.line), {(_real(e.path) if e.path else own, e.line) for e in d.evidence if e.line > 0}
 
 
-def _matches(code: str, places, run: Diagnostic, run_places) -> bool:
+def _matches(code: str, places, run: Diagnostic, run_places, end_line: int = 0) -> bool:
     if code != run.code:
         return False
     (s_place, s_evidence), (r_place, r_evidence) = places, run_places
-    return s_place == r_place or s_place in r_evidence or r_place in s_evidence
+    if s_place == r_place or s_place in r_evidence or r_place in s_evidence:
+        return True
+    # an expression over several lines: the run places a method call on the line of its
+    # name (`.coalesce()` below a parenthesised receiver), the static finding where it starts
+    return s_place[0] == r_place[0] and s_place[1] < r_place[1] <= end_line
 
 
 def merge(static: list[Diagnostic], run: list[Diagnostic], checked: Iterable[str],
@@ -61,7 +65,7 @@ def merge(static: list[Diagnostic], run: list[Diagnostic], checked: Iterable[str
     marked, matched = [], set()
     for d in static:
         places = _places(d) if d.cell is None else None
-        hits = [i for i, r in enumerate(run) if places and _matches(d.code, places, r, run_places[i])]
+        hits = [i for i, r in enumerate(run) if places and _matches(d.code, places, r, run_places[i], d.end_line)]
         matched.update(hits)
         marked.append(replace(d, runtime="confirmed" if hits else "not-seen"))
     files = {_real(p): p for p in checked}

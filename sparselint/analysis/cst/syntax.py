@@ -103,6 +103,67 @@ def reads_of(stmts: Iterable[cst.CSTNode], name: str) -> list[tuple[cst.Name, cs
     return out
 
 
+# Reads of a tensor whose result shares nothing with it: a handle to the tensor never leaves
+_APART_ATTRIBUTES = frozenset({"shape", "dtype", "device", "layout", "is_sparse", "is_leaf", "requires_grad",
+                               "ndim", "grad", "grad_fn", "is_cuda"})
+_APART_METHODS = frozenset({"size", "dim", "numel", "nelement", "is_coalesced", "_nnz", "item", "tolist",
+                            "sparse_dim", "dense_dim", "to_dense", "clone", "sum", "is_contiguous", "backward"})
+_BINDERS = frozenset({cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del})
+# in-place methods that leave the tensor's entries as they are
+_KEEPS_DATA = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
+
+
+def handed_on(stmts: Iterable[cst.CSTNode], matches: Callable[[cst.CSTNode], bool],
+              holds: Callable[[cst.Call], bool], writes: bool = False) -> list[cst.CSTNode]:
+    """The uses, in these statements (no nested function, class or lambda), of a value that
+    `matches` picks out, that may leave a second handle on its object: an assignment from it,
+    a container item, a view (`.data`, `._values()`), an argument of a call that `holds`
+    says may keep it. Not one: being rebound, compared, formatted, read for its shape or a
+    scalar, or the receiver of a call whose result is thrown away (`x.mul_(2)`). With
+    `writes`, an in-place write to it (`x.mul_(2)`, `x[i] = v`, `x += v`) counts too."""
+    out = []
+    stack: list[tuple] = [(st, ()) for st in reversed(list(stmts))]
+    while stack:
+        n, above = stack.pop()
+        kind = type(n)
+        if kind in _SCOPE_TYPES:
+            continue
+        if kind in (cst.Name, cst.Attribute) and above and matches(n):
+            if not _kept_apart(n, above, holds, writes):
+                out.append(n)
+            continue
+        inner = (n, *above[:11])  # the nearest ancestors are all a use is judged by
+        stack.extend((c, inner) for c in reversed(child_list(n)))
+    return out
+
+
+def _kept_apart(n, above: tuple, holds, writes: bool) -> bool:
+    parent = above[0]
+    kind = type(parent)
+    if kind is cst.AugAssign and parent.target is n:
+        return not writes
+    if kind in _BINDERS and getattr(parent, "target", None) is n:
+        return True
+    if kind in (cst.Del, cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression):
+        return True
+    if kind is cst.Attribute and parent.value is n:
+        if not (len(above) > 1 and type(above[1]) is cst.Call and above[1].func is parent):
+            return parent.attr.value in _APART_ATTRIBUTES
+        # a chain of calls on it (`x.coalesce().values().clamp_(-1, 1)`): nothing is kept
+        # when the chain's result is thrown away, or its first method gives a new value
+        methods, k = [], 0
+        while k + 1 < len(above) and type(above[k]) is cst.Attribute and type(above[k + 1]) is cst.Call \
+                and above[k + 1].func is above[k]:
+            methods.append(above[k].attr.value)
+            k += 2
+        if writes and any(m.endswith("_") and m not in _KEEPS_DATA for m in methods):
+            return False
+        return methods[0] in _APART_METHODS or (k < len(above) and type(above[k]) is cst.Expr)
+    if kind is cst.Arg and parent.value is n and len(above) > 1 and type(above[1]) is cst.Call and not parent.star:
+        return not holds(above[1])
+    return False
+
+
 def parameters_of(func: cst.FunctionDef) -> set[str]:
     p = func.params
     names = [a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params)]

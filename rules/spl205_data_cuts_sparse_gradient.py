@@ -91,7 +91,7 @@ class DataCutsSparseGradient(Rule):
         if node.attr.value != "data" or not ctx.grad_enabled or ctx.usage(node) != "read":
             return
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if isinstance(parent, cst.Attribute) and parent.value is node and _elementwise_of(ctx, parent) is None:
             return  # `w.data.copy_(...)`, `w.data.shape`: a write or a read of metadata
         base = node.value
         t = ctx.tensor(base)
@@ -119,8 +119,14 @@ def _constructor_taking(ctx, node: cst.BaseExpression) -> Optional[cst.Call]:
     """The sparse constructor call that takes this expression, or arithmetic on it, as its
     values, if any."""
     arg = ctx.parent(node)
-    while isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)):
-        arg = ctx.parent(arg)
+    while True:
+        if isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)):
+            arg = ctx.parent(arg)
+            continue
+        inner = _elementwise_of(ctx, arg)  # `w.data.exp()`, `torch.sigmoid(w.data)`
+        if inner is None:
+            break
+        arg = ctx.parent(inner)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
     if not isinstance(call, cst.Call) or arg.star:
         return None
@@ -131,6 +137,21 @@ def _constructor_taking(ctx, node: cst.BaseExpression) -> Optional[cst.Call]:
         return call if arg.keyword.value == "values" else None
     positional = [a for a in call.args if a.keyword is None and not a.star]
     return call if spec[1] < len(positional) and positional[spec[1]] is arg else None
+
+
+def _elementwise_of(ctx, up: Optional[cst.CSTNode]) -> Optional[cst.Call]:
+    """The elementwise call that `up`, the parent of an operand, makes of it, if any."""
+    if isinstance(up, cst.Attribute) and up.attr.value in api.DENSE_ELEMENTWISE:
+        call = ctx.parent(up)
+        return call if isinstance(call, cst.Call) and call.func is up else None
+    if isinstance(up, cst.Arg) and not up.star and up.keyword is None:
+        call = ctx.parent(up)
+        if isinstance(call, cst.Call) and call.args and call.args[0] is up:
+            q = ctx.qualname(call.func) or ""
+            name = q.rsplit(".", 1)[-1]
+            if name in api.DENSE_ELEMENTWISE and q[:len(q) - len(name)] in api.DENSE_ELEMENTWISE_MODULES:
+                return call
+    return None
 
 
 def _computed_with(ctx, node: cst.CSTNode) -> bool:

@@ -916,8 +916,13 @@ class Calls:
 
     def _forward(self, func: cst.BaseExpression, fact, call: cst.Call, state) -> Optional[_Target]:
         """Calling a model of a class of this file runs its `forward`; of a class of another
-        module of the project, that module's `forward` when its source can hold a hazard."""
+        module of the project, that module's `forward` when its source can hold a hazard.
+        Calling any other object of a class of the project runs its `__call__`."""
         w = self.walker
+        if isinstance(fact, Instance) and fact.cls not in ("dict", "list", "tuple"):
+            # an object of a class with `__call__` (a noise adder, a clipping policy)
+            found = self._method(fact.cls, "__call__", fact, dotted(func), bound=True)
+            return found if found is not None else self._foreign_method(fact, "__call__", dotted(func), call, state)
         cls = _local_class(fact, w.ctx.path)
         if cls is None and isinstance(fact, Module) and fact.cls:
             return self._foreign_forward(func, fact, call, state)
@@ -1430,9 +1435,11 @@ class Calls:
         from . import modules
         defining = target.walker or self.walker
         init = target.node if target.node is not None and target.node.name.value == "__init__" else None
-        functional = modules.functional_sparse(target.klass, defining.ctx.names.qualify) if target.klass is not None else {}
+        qualify = defining.ctx.names.qualify
+        functional = modules.functional_sparse(target.klass, qualify) if target.klass is not None else {}
+        dense = modules.densely_read(target.klass, qualify) if target.klass is not None else frozenset()
         return modules.from_run(receiver, result.effects, result.untracked, modules.stored_calls(init), functional,
-                                modules.assignment_order(init))
+                                modules.assignment_order(init), dense)
 
     def _module_without_init(self, target: _Target, call: cst.Call, state) -> Optional[Outcome]:
         """A model class without a constructor of the project: `nn.Module`'s (no parameters

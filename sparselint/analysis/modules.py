@@ -13,7 +13,8 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from .cst.syntax import sparse_embedding_weight
+from .cst.names import dotted
+from .cst.syntax import read_with_grad, sparse_embedding_weight
 from .cst.tree import walk
 from .evaluation import ties
 from .evaluation.facts import LEAF, NOGRAD, Module, Tensor, union_flags
@@ -37,7 +38,7 @@ def parameter_flags(t: Tensor) -> Flags:
 
 
 def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: frozenset,
-             functional: dict, order: tuple = ()) -> Module:
+             functional: dict, order: tuple = (), dense_weights: frozenset = frozenset()) -> Module:
     """The module `receiver` becomes once its constructor ran with these effects on `self`
     (keys `self.<attr>`). `stored_calls`: attributes the constructor assigns a call's result
     to: one whose fact is not known may be a submodule, so the parameter names are not all
@@ -57,6 +58,9 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
             continue
         attr = key[len("self."):]
         sparse = False
+        if isinstance(fact, Module) and attr in dense_weights and fact.flags.has_sparse \
+                and fact.parts is not None and [p for p, _ in fact.parts] == ["weight"]:
+            fact = replace(fact, flags=DENSE, parts=(("weight", DENSE),))
         if isinstance(fact, Module):
             entries[attr] = (fact.flags, fact.parts)
             sparse = fact.flags.has_sparse is True
@@ -155,6 +159,21 @@ def functional_sparse(klass: cst.ClassDef, qualify: Callable) -> dict[str, cst.C
         if isinstance(weight, cst.Attribute) and isinstance(weight.value, cst.Name) and weight.value.value == "self":
             out.setdefault(weight.attr.value, node)
     return out
+
+
+def densely_read(klass: cst.ClassDef, qualify: Callable) -> frozenset:
+    """Submodules whose `weight` the class's `forward` reads in a computation of its own
+    (`h @ self.items.weight.t()`, an output projection tied to an embedding): that weight
+    gets a dense gradient as well, and a sparse and a dense gradient add up to a dense one."""
+    # what computes the loss; other methods save, log or export the weights
+    methods = [st for st in klass.body.body if type(st) is cst.FunctionDef and st.name.value == "forward"]
+    paths = {dotted(n) for m in methods for n in walk(m.body) if type(n) is cst.Attribute and n.attr.value == "weight"}
+    paths = {p for p in paths if p and p.startswith("self.") and p.count(".") == 2}
+    if not paths:
+        return frozenset()
+    # `w = self.emb.weight` or `self.out.weight = self.emb.weight` only gives it another name
+    named = {id(n.value) for m in methods for n in walk(m.body) if type(n) in (cst.Assign, cst.AnnAssign)}
+    return frozenset(p.split(".")[1] for p in read_with_grad(methods, paths, named, qualify))
 
 
 def base_parameters(layer: Module) -> dict[str, Tensor]:

@@ -963,16 +963,33 @@ class Walker:
         shape = self._unroll_shapes.get(node)
         if shape is None:
             targets = {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
-            shape = self._unroll_shapes[node] = (
-                isinstance(node.target, (cst.Name, cst.Tuple)) and node.orelse is None and _straight(node.body)
-                and self._calls_nothing_followed(node.body, targets))
-        if not shape:
+            fits = (isinstance(node.target, (cst.Name, cst.Tuple)) and node.orelse is None
+                    and self._calls_nothing_followed(node.body, targets))
+            shape = self._unroll_shapes[node] = (fits, fits and _straight(node.body), fits and _tests_of_each(node.body))
+        fits, straight, per_element = shape
+        if not fits:
             return None
         inf = self.ctx.inference
-        elements = inf.iterated(node.iter, state)
-        if elements is None or not 2 <= len(elements) <= MAX_UNROLLED or all(e == elements[0] for e in elements):
+        # a model's parameters: their facts are what the engine tracked of the collection,
+        # so they need no look at who else holds the list
+        params = _parameters_call(node.iter) or isinstance(inf.fact(node.iter, state), Params)
+        if not (straight or (params and per_element)):
             return None
-        if not self._unaliased(node.iter):  # last: it reads the whole scope
+        elements = inf.iterated(node.iter, state)
+        fewest = 2
+        if params:
+            if elements is not None:
+                # many alike: the body runs once for each kind of them, in the order they
+                # first come (the sparse embedding's before the dense layers')
+                elements = tuple(e for i, e in enumerate(elements) if e not in elements[:i])
+            else:
+                # not all known by name (a layer whose parameters are not modelled): once for
+                # each kind it surely holds, the sparse one alone if need be
+                elements, fewest = inf.parameter_kinds(node.iter, state), 1
+        if elements is None or not fewest <= len(elements) <= MAX_UNROLLED \
+                or (len(elements) > 1 and all(e == elements[0] for e in elements)):
+            return None
+        if not params and not self._unaliased(node.iter):  # last: it reads the whole scope
             return None
         self.ctx.loops.append(node)
         try:
@@ -1011,8 +1028,8 @@ class Walker:
         """A list written out in the loop header, or a name bound once in this scope to one
         and otherwise only iterated: no other name can have changed it in between
         (`config["optimizers"].remove(opt)` on the same list)."""
-        if isinstance(iterable, (cst.List, cst.Tuple)):
-            return True
+        if isinstance(iterable, (cst.List, cst.Tuple)) or _parameters_call(iterable):
+            return True  # `model.parameters()` makes a new generator each time
         if type(iterable) is not cst.Name:
             return False
         name = iterable.value
@@ -1167,6 +1184,12 @@ def _mutable(fact) -> bool:
 
 # a body walked once per element: for a few elements only
 MAX_UNROLLED = 4
+
+
+def _parameters_call(node: cst.BaseExpression) -> bool:
+    """`x.parameters()` or `x.named_parameters()`, without arguments."""
+    return (type(node) is cst.Call and type(node.func) is cst.Attribute and not node.args
+            and node.func.attr.value in ("parameters", "named_parameters"))
 # callees a loop body may call and still be run once per element
 _PLAIN_BUILTINS = frozenset({"print", "len", "range", "enumerate", "zip", "list", "tuple", "sum", "min", "max",
                              "sorted", "isinstance", "float", "int", "str"})
@@ -1195,6 +1218,21 @@ def _only_bound_once_and_iterated(scope: cst.CSTNode, name: str) -> bool:
 def _straight(body: cst.BaseSuite) -> bool:
     """A loop body that runs every statement for every element: no test, no early exit."""
     return not any(isinstance(n, _BRANCHING) for n in walk(body))
+
+
+# what a parameter's loop body may test: what the element's own facts decide (`if p.grad is
+# not None:`, `if "embed" in name:`), not which object it is (`if p is model.emb.weight:`)
+_LEAVING = (cst.While, cst.Try, cst.Break, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
+
+
+def _tests_of_each(body: cst.BaseSuite) -> bool:
+    for n in walk(body):
+        if isinstance(n, _LEAVING):
+            return False
+        if type(n) is cst.ComparisonTarget and isinstance(n.operator, (cst.Is, cst.IsNot)) \
+                and not (type(n.comparator) is cst.Name and n.comparator.value == "None"):
+            return False
+    return True
 
 
 def _runs_through(loop) -> bool:

@@ -112,6 +112,15 @@ COALESCE_PRESERVING = frozenset({"clone", "float", "double", "half", "bfloat16",
 # Of these, the ones that return `self` when nothing changes (so a leaf may stay a leaf).
 MAYBE_SELF = frozenset({"float", "double", "half", "bfloat16", "to", "cpu", "cuda", "type_as", "contiguous"})
 DETACHING = frozenset({"detach", "detach_"})
+# Functions of one tensor applied to each element (`torch.sigmoid(w)`, `F.softplus(w)`,
+# `w.exp()`): on a dense tensor, a dense tensor of its shape, in its graph.
+DENSE_ELEMENTWISE = frozenset({
+    "sigmoid", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh", "relu", "relu6", "softplus",
+    "clamp", "clip", "clamp_min", "clamp_max", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
+    "erfc", "reciprocal", "rsqrt", "sqrt", "square", "abs", "neg", "negative", "sign", "sgn", "floor", "ceil",
+    "round", "trunc", "frac", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "hardtanh", "hardsigmoid",
+    "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink", "dropout", "nan_to_num", "logit", "expit"})
+DENSE_ELEMENTWISE_MODULES = ("torch.", "torch.nn.functional.", "torch.special.")
 # Methods whose result has the shape of the tensor they are called on.
 SHAPE_KEEPING = frozenset({"coalesce", "to_dense", "clone", "detach", "float", "double", "half", "bfloat16",
                            "contiguous", "cpu", "requires_grad_", "relu", "abs", "neg", "sign", "sqrt", "square"})

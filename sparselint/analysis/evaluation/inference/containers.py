@@ -608,7 +608,7 @@ def sequence_of(kind: str, items: tuple) -> Optional[Fact]:
     return Items(tuple(items), kind)
 
 
-def _parameter_of(flags: Flags, evidence) -> Tensor:
+def parameter_of(flags: Flags, evidence) -> Tensor:
     """The one parameter tensor of a module part (an embedding's weight, an `nn.Parameter`)."""
     grad_layout = grad_layout_of(flags)
     if grad_layout == "mixed":

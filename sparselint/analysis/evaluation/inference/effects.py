@@ -12,7 +12,7 @@ from ...torchops import torchapi as api
 from ....diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
                      attr_of, element_of, join_all, union_flags, union_params)
-from ..gradflags import NONE as NO_GRADS
+from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE_GRADS
 from ...cst.names import dotted, is_torch
 from ...entry import caller_key
 from ...cst.tree import children
@@ -22,7 +22,7 @@ _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _UNKNOWN, arg, literal
 from .state import State
-from .containers import is_parameter, is_sequence, params_of_tensor, sequence_items, sequence_of
+from .containers import is_parameter, is_sequence, parameter_of, params_of_tensor, sequence_items, sequence_of
 
 # Methods that change a list in place.
 _LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
@@ -283,6 +283,21 @@ class Effects:
         if isinstance(fact, Instance):
             return None  # a NamedTuple is iterable too, but an object in general is not
         return elements_of(fact)
+
+    def parameter_kinds(self, node: cst.BaseExpression, state: State) -> Optional[tuple]:
+        """For `model.parameters()` of a model whose parameters are not all known by name
+        but that surely holds some with sparse gradients: one parameter of each kind it
+        surely holds (sparse gradient first, then dense), what a loop's body meets at least
+        once. Named ones come with an unknown name."""
+        fact = self.fact(node, state)
+        if not isinstance(fact, Params) or fact.groups is not None or fact.items is not None:
+            return None
+        if fact.flags.has_sparse is not True:
+            return None
+        kinds = [parameter_of(SPARSE_GRADS, fact.evidence)]
+        if fact.flags.has_dense is True:
+            kinds.append(parameter_of(DENSE_GRADS, fact.evidence))
+        return tuple(Items((None, k)) for k in kinds) if fact.named else tuple(kinds)
 
     def every_element(self, node: cst.BaseExpression, state: State) -> Optional[Fact]:
         """What every element a `for` over `node` binds is, also when how many there are is
@@ -799,6 +814,13 @@ def elements_of(fact) -> Optional[tuple]:
         return fact.items if fact.counted else None
     if isinstance(fact, Params) and fact.items is not None:  # `p, q = [w1, w2]`
         return fact.items
+    if isinstance(fact, Params) and fact.groups is None and fact.parts and len(fact.parts) <= _MAX_PARTS:
+        # `model.parameters()` of a model whose parameters are all known: each in turn, with
+        # the gradient its layer gives it; `named_parameters()` pairs each with its name
+        params = tuple(parameter_of(flags, fact.evidence) for _, flags in fact.parts)
+        if fact.named:
+            return tuple(Items((Const(value=name), p)) for (name, _), p in zip(fact.parts, params))
+        return params
     if isinstance(fact, Literal) and isinstance(fact.value, tuple):  # (a join of two sizes is not)
         return tuple(Literal(v) if isinstance(v, tuple) else Scalar(value=v) for v in fact.value)
     if isinstance(fact, Const) and isinstance(fact.value, tuple):
@@ -806,6 +828,10 @@ def elements_of(fact) -> Optional[tuple]:
     if isinstance(fact, Instance) and fact.fields is not None:
         return tuple(attr_of(fact.attrs, f) for f in fact.fields)
     return None
+
+
+# a model with more parameters than this is iterated as their join, not one by one
+_MAX_PARTS = 64
 
 
 def _display(node) -> bool:

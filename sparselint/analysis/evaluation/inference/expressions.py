@@ -16,7 +16,7 @@ from ...argparse_options import parsed_arguments
 from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
 from .state import State
-from .containers import (ContainerFacts, _filters_on_requires_grad, _parameter_of, _subset, param_groups, sequence_items,
+from .containers import (ContainerFacts, _filters_on_requires_grad, parameter_of, _subset, param_groups, sequence_items,
                          sequence_of)
 from .torch_calls import TorchCalls, _literal_tensor
 from .effects import Effects
@@ -306,14 +306,14 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 return held
             exact = [f for p, f in base.parts or () if p == attr]
             if exact:
-                return _parameter_of(exact[0], base.evidence)
+                return parameter_of(exact[0], base.evidence)
             child = base.child(attr)
             if child is not None and child.parts == (("", child.flags),):
-                return _parameter_of(child.flags, child.evidence)
+                return parameter_of(child.flags, child.evidence)
             if child is not None:
                 return child
             if attr in ("weight", "bias") and base.kind in ("Embedding", "EmbeddingBag"):
-                return _parameter_of(base.flags, base.evidence)
+                return parameter_of(base.flags, base.evidence)
             return self._member(node, base, state)
         return None
 

@@ -192,7 +192,16 @@ class TorchCalls:
             t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
             return t.why(where, "`torch.sparse.sum(..., dim)` returns a sparse tensor whose backward needs a sparse gradient")
         first = arg(node, 0)
-        return self._probed(node, state, self.tensor(first, state) if first is not None else None)
+        ft = self.tensor(first, state) if first is not None else None
+        name = q.rsplit(".", 1)[-1]
+        if ft is not None and ft.layout == "strided" and name in api.DENSE_ELEMENTWISE \
+                and q[:len(q) - len(name)] in api.DENSE_ELEMENTWISE_MODULES:
+            return self._elementwise(ft)
+        return self._probed(node, state, ft)
+
+    def _elementwise(self, r: Tensor) -> Tensor:
+        """A dense tensor's elementwise function: of its shape, in its graph."""
+        return replace(self._derived(r, "strided", None, [r], elementwise=True), shape=r.shape)
 
     def _probed(self, node, state: State, base: Optional[Tensor], fallback: Optional[bool] = None,
                 layout: Optional[str] = None) -> Optional[Tensor]:
@@ -298,6 +307,8 @@ class TorchCalls:
         if method == "sum" and r.is_coo:
             t = self._derived(r, "coo", None, [r], origin="tensor-sum-dim")
             return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
+        if r.layout == "strided" and method in api.DENSE_ELEMENTWISE:
+            return self._elementwise(r)
         return self._probed(node, state, r)
 
     def _literal_method(self, value, method: str, node: cst.Call):

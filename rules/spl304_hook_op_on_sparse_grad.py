@@ -1,7 +1,7 @@
 """
 ## What it does
-Checks for a gradient hook (`p.register_hook(lambda g: ...)`) on a tensor whose gradient is
-sparse (the weight of an `nn.Embedding(sparse=True)`, a parameter used with
+Checks for a gradient hook (`p.register_hook(lambda g: ...)`, or a function of the file passed
+by name) on a tensor whose gradient is sparse (the weight of an `nn.Embedding(sparse=True)`, a parameter used with
 `F.embedding(..., sparse=True)`) when the hook applies to `g` an op that has no kernel for a
 sparse gradient: `g.clamp(-1, 1)`, `torch.clamp(g, ...)`, `g > 0`, `g.masked_fill(...)`...
 Which ops, comes from the op table `tools/probe_torch.py` generates for each torch release.
@@ -33,9 +33,11 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.analysis.torchops import optable
+from sparselint.diagnostics import Evidence
 from sparselint.analysis.evaluation.facts import NOGRAD, Tensor
 from sparselint.analysis.torchops.opcall import uses_of_binary, uses_of_call, uses_of_comparison, uses_of_unary
 from sparselint.rule import Rule
+from sparselint.analysis.cst.syntax import assigned_names
 from sparselint.analysis.cst.tree import walk
 
 from ._common import method_call
@@ -61,9 +63,11 @@ class HookOpOnSparseGrad(Rule):
         mc = method_call(node)
         if mc is None or mc[1] != "register_hook" or len(node.args) != 1:
             return
-        fn = node.args[0].value
-        if not isinstance(fn, cst.Lambda) or len(fn.params.params) != 1:
+        fn = ctx.function_of(node.args[0].value)  # a lambda, or a function passed by name
+        if fn is None or len(fn.params.params) != 1 or isinstance(fn.params.star_arg, cst.Param):
             return
+        if isinstance(fn, cst.FunctionDef) and fn.params.params[0].name.value in assigned_names(fn.body.body):
+            return  # `g = g.coalesce()` first: what later lines apply ops to is another tensor
         owner = ctx.tensor(mc[0])
         if owner is None or owner.grad_layout != "coo":
             return
@@ -75,7 +79,7 @@ class HookOpOnSparseGrad(Rule):
             return grad if isinstance(n, cst.Name) and n.value == name else None
 
         table = optable.active()
-        for n in walk(fn.body, stop=(cst.Lambda,)):
+        for n in walk(fn.body, stop=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             if isinstance(n, cst.Call):
                 found = uses_of_call(n, ctx.qualname, tensor, table.__contains__)
             elif isinstance(n, cst.BinaryOperation):
@@ -88,7 +92,15 @@ class HookOpOnSparseGrad(Rule):
                 continue
             v = verdict_of_uses(found)
             if v is not None and v.category == GRAD:
-                ctx.report(self, node, f"the hook applies {v.use.spelled} to `{name}`, a sparse gradient: the next "
-                           f"backward raises `{v.error}` {probed(v.version)}", evidence=grad.evidence,
+                # a function passed by name fails on its own line, where a traceback shows it;
+                # the registration is evidence
+                at, evidence = node, grad.evidence
+                if isinstance(fn, cst.FunctionDef):
+                    at = n
+                    evidence = (*grad.evidence, Evidence.at(node, f"`{ctx.code(node.args[0].value)}` registered as "
+                                                                  f"a gradient hook of `{ctx.code(mc[0])}`"))
+                ctx.report(self, at, f"the hook applies {v.use.spelled} to `{name}`, a sparse gradient: the next "
+                           f"backward raises `{v.error}` {probed(v.version)}", evidence=evidence,
                            suggestion=f"apply the op to `{name}.coalesce().values()` and rebuild the sparse gradient")
                 return
+

@@ -31,7 +31,7 @@ _HAS_OPTIONS = re.compile(r"\.add_argument\(")
 _MAKES_PARSER = re.compile(r"ArgumentParser\(")
 _PARSES = re.compile(r"\.parse(?:_known)?_args\(")
 # what an option can lead to: an optimizer built, gradients clipped, sparse gradients
-_ACTS = re.compile(r"\b(optim|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|clip_grad_\w+|sparse)\b")
+_ACTS = re.compile(r"\b(optim|optimi[sz]ers?|Adam\w*|SGD|RMSprop|Adagrad|Adadelta|clip_grad_\w+|sparse)\b")
 MAX_CONFIGURATIONS = 8
 # how deep helpers that hand the parser on are followed, and how far imports are followed for
 # the places the options are read

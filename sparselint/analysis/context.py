@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Diagnostic, Edit, Evidence, Fix
-from .evaluation.facts import Fact, Tensor
+from .evaluation.facts import Callee, Fact, Tensor
 from .cst.names import Names, dotted
 from ..source import split_lines
 from .cst.tree import Order, child_list
@@ -176,6 +176,21 @@ class Context:
         fact = self.fact(node)
         if fact is None or (isinstance(fact, Tensor) and fact.admitted is not None and fact.admitted[1] == name):
             return entry.function, name
+        return None
+
+    def function_of(self, expr: cst.BaseExpression):
+        """The lambda or `def` of this file that a callable expression runs (a hook, a
+        callback passed by name); None when that is not known."""
+        if isinstance(expr, cst.Lambda):
+            return expr
+        fact = self.fact(expr)
+        if not isinstance(fact, Callee) or fact.args or fact.kwargs:
+            return None
+        if isinstance(fact.node, (cst.Lambda, cst.FunctionDef)):
+            return fact.node
+        calls = self.inference.calls
+        if fact.local and calls is not None and not fact.closure:
+            return calls.walker.functions.get(fact.target)
         return None
 
     def autograd_function(self, call: cst.Call):

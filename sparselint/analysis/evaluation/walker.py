@@ -965,8 +965,9 @@ class Walker:
             targets = {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
             fits = (isinstance(node.target, (cst.Name, cst.Tuple)) and node.orelse is None
                     and self._calls_nothing_followed(node.body, targets))
-            shape = self._unroll_shapes[node] = (fits, fits and _straight(node.body), fits and _tests_of_each(node.body))
-        fits, straight, per_element = shape
+            shape = self._unroll_shapes[node] = (fits, fits and _straight(node.body), fits and _tests_of_each(node.body),
+                                                 fits and _fills_lists(node.body))
+        fits, straight, per_element, fills = shape
         if not fits:
             return None
         inf = self.ctx.inference
@@ -977,7 +978,9 @@ class Walker:
             return None
         elements = inf.iterated(node.iter, state)
         fewest = 2
-        if params:
+        if params and not fills:
+            # (a body that appends them to a list runs for each one: once per kind would
+            # leave the list too short)
             if elements is not None:
                 # many alike: the body runs once for each kind of them, in the order they
                 # first come (the sparse embedding's before the dense layers')
@@ -986,7 +989,10 @@ class Walker:
                 # not all known by name (a layer whose parameters are not modelled): once for
                 # each kind it surely holds, the sparse one alone if need be
                 elements, fewest = inf.parameter_kinds(node.iter, state), 1
-        if elements is None or not fewest <= len(elements) <= MAX_UNROLLED \
+        # a split of a model's parameters into lists (by name: the usual weight-decay groups)
+        # runs for each of them, as many as a model has
+        most = MAX_PARAMETERS_FILED if params and fills else MAX_UNROLLED
+        if elements is None or not fewest <= len(elements) <= most \
                 or (len(elements) > 1 and all(e == elements[0] for e in elements)):
             return None
         if not params and not self._unaliased(node.iter):  # last: it reads the whole scope
@@ -1014,6 +1020,8 @@ class Walker:
             func = n.func
             if type(func) is cst.Name and func.value in _PLAIN_BUILTINS:
                 continue
+            if type(func) is cst.Attribute and func.attr.value in _LIST_METHODS and type(func.value) is cst.Name:
+                continue  # `decay.append(p)`: a list filled per element
             if is_torch(qualify(func) or ""):
                 continue
             root = func
@@ -1184,6 +1192,7 @@ def _mutable(fact) -> bool:
 
 # a body walked once per element: for a few elements only
 MAX_UNROLLED = 4
+MAX_PARAMETERS_FILED = 32
 
 
 def _parameters_call(node: cst.BaseExpression) -> bool:
@@ -1223,6 +1232,14 @@ def _straight(body: cst.BaseSuite) -> bool:
 # what a parameter's loop body may test: what the element's own facts decide (`if p.grad is
 # not None:`, `if "embed" in name:`), not which object it is (`if p is model.emb.weight:`)
 _LEAVING = (cst.While, cst.Try, cst.Break, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
+
+
+_LIST_METHODS = frozenset({"append", "extend", "insert"})
+
+
+def _fills_lists(body: cst.BaseSuite) -> bool:
+    return any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _LIST_METHODS
+               for n in walk(body))
 
 
 def _tests_of_each(body: cst.BaseSuite) -> bool:

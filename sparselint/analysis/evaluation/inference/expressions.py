@@ -104,7 +104,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             root = func
             while type(root) is cst.Attribute or type(root) is cst.Subscript:
                 root = root.value
-            if type(root) is not cst.Name or (
+            if type(root) in (cst.Dict, cst.List, cst.Tuple):
+                pass  # `{"adam": torch.optim.Adam, ...}[name]`: a table written out in the call
+            elif type(root) is not cst.Name or (
                     root.value not in state.env and root.value not in self.outer
                     and (self.calls is None or root.value in self.locals or self.calls.imported_value(root.value) is None)):
                 return None  # only a name bound in this scope, the module, or imported from the project

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from sparselint.analysis.evaluation.inference import arg, literal
 from sparselint.rule import Rule
 
 _TARGETS = {"torch.nn.EmbeddingBag": 3, "torch.nn.functional.embedding_bag": 5}
@@ -39,6 +38,8 @@ class EmbeddingBagMaxSparse(Rule):
     error = "ValueError: max mode does not support sparse weights"
     when = "line"
     hazards = ("46",)
+    # only bags: their `mode` and `sparse` may come from names, a config, a caller
+    prefilter = ("EmbeddingBag", "embedding_bag")
     valid = (
         "import torch.nn as nn\nbag = nn.EmbeddingBag(10, 3, mode='max')\n",
         "import torch.nn as nn\nbag = nn.EmbeddingBag(10, 3, mode='sum', sparse=True)\n",
@@ -51,9 +52,14 @@ class EmbeddingBagMaxSparse(Rule):
         q = ctx.qualname(node.func)
         if q not in _TARGETS:
             return
-        mode = literal(arg(node, None, "mode"))
-        if mode != "max" or literal(arg(node, None, "sparse")) is not True:
+        # literals, or names holding them (a constructor's `pooling` given "max" by its
+        # caller), or a `**config` that holds them
+        if _option(node, "mode", ctx) != "max" or _option(node, "sparse", ctx) is not True:
             return
         ctx.report(self, node, "`EmbeddingBag` with `mode='max'` and `sparse=True`: the first forward raises "
                    "`ValueError: max mode does not support sparse weights`",
                    suggestion="use `mode='sum'` or `mode='mean'` with sparse gradients, or `sparse=False` with max")
+
+
+def _option(call: cst.Call, keyword: str, ctx):
+    return ctx.argument(call, keyword)

@@ -30,7 +30,8 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.analysis.torchops import torchapi as api
-from sparselint.analysis.evaluation.inference import arg, literal
+from sparselint.analysis.evaluation.facts import Callee
+from sparselint.analysis.evaluation.inference import ABSENT
 from sparselint.rule import Rule
 
 _TARGETS = set(api.EMBEDDINGS) | set(api.FUNCTIONAL_EMBEDDINGS)
@@ -58,9 +59,16 @@ class SparseEmbeddingScaleGradByFreq(Rule):
         q = ctx.qualname(node.func)
         if q not in _TARGETS:
             return
-        if literal(arg(node, None, "sparse")) is not True or literal(arg(node, None, "scale_grad_by_freq")) is not True:
+        # `Emb(10, 3)` of `Emb = functools.partial(nn.Embedding, sparse=True, ...)`
+        held = ctx.fact(node.func) if isinstance(node.func, cst.Name) else None
+        stored = dict(held.keywords) if isinstance(held, Callee) and held.target == q else {}
+
+        def given(keyword):
+            value = ctx.argument(node, keyword)
+            return stored.get(keyword, value) if value is ABSENT else value
+        if given("sparse") is not True or given("scale_grad_by_freq") is not True:
             return
-        if q.endswith("from_pretrained") and literal(arg(node, None, "freeze")) is not False:
+        if q.endswith("from_pretrained") and given("freeze") is not False:
             return  # frozen: no gradient, no backward through the weight
         ctx.report(self, node, "sparse gradients with `scale_grad_by_freq=True`: the first backward raises "
                    "`RuntimeError: embedding_backward: scale_grad_by_freq not supported with sparse gradients`",

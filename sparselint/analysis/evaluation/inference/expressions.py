@@ -119,6 +119,22 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 return fact.target
         return q
 
+    def _with_partial_keywords(self, node: cst.Call, state: State) -> cst.Call:
+        """A call of a `functools.partial` of a torch callable, spelled with the keywords the
+        partial stored (those the call does not give itself), when they are plain values."""
+        fact = self.fact(node.func, state)
+        if not isinstance(fact, Callee) or fact.project or not fact.keywords:
+            return node
+        given = {a.keyword.value for a in node.args if a.keyword is not None}
+        extra = []
+        for name, value in fact.keywords:
+            if name in given:
+                continue
+            if value is None or not isinstance(value, (bool, int, float, str)):
+                return node  # a stored value not known: the call is not spelled out
+            extra.append(cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(repr(value))))
+        return node.with_changes(args=[*node.args, *extra]) if extra else node
+
     def _getattr(self, node: cst.Call, state: State) -> Optional[Fact]:
         """`getattr(obj, "name")`: what `obj.name` holds, or the torch class it names."""
         func = node.func
@@ -395,6 +411,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             # runs the coroutine to its end: what it returns
             main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None
             return main.result if isinstance(main, Coroutine) else None
+        if q is not None and self.names.qualify(func) is None:
+            node = self._with_partial_keywords(node, state)  # `Emb(10, 4)` of `partial(nn.Embedding, sparse=True)`
         if q is not None and self.names.qualify(func) == q:
             made = self._object_call(q, node, state)
             if made is not None:

@@ -39,7 +39,7 @@ class EmbeddingBagMaxSparse(Rule):
     when = "line"
     hazards = ("46",)
     # only bags: their `mode` and `sparse` may come from names, a config, a caller
-    prefilter = ("EmbeddingBag", "embedding_bag")
+    prefilter = ("EmbeddingBag()", "embedding_bag()")
     valid = (
         "import torch.nn as nn\nbag = nn.EmbeddingBag(10, 3, mode='max')\n",
         "import torch.nn as nn\nbag = nn.EmbeddingBag(10, 3, mode='sum', sparse=True)\n",

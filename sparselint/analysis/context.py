@@ -86,13 +86,7 @@ class Context:
     def ranges(self):
         # Positions cost a full code generation pass: computed once, on the first report.
         if self._ranges is None:
-            kept = self.positions_kept
-            if kept is not None and "ranges" in kept:
-                self._ranges = kept["ranges"]
-            else:
-                self._ranges = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-                if kept is not None:
-                    kept["ranges"] = self._ranges
+            self._ranges = _positions_of(self.module, self.positions_kept)
         return self._ranges
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -558,12 +552,17 @@ class Places:
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         if self._ranges is None:
-            kept = self._kept
-            if kept is not None and "ranges" in kept:
-                self._ranges = kept["ranges"]
-            else:
-                self._ranges = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
-                if kept is not None:
-                    kept["ranges"] = self._ranges
+            self._ranges = _positions_of(self._module, self._kept)
         r = self._ranges.get(node)
         return (0, 0) if r is None else (r.start.line, r.start.column + 1)
+
+
+def _positions_of(module: cst.Module, kept: Optional[dict]):
+    """The positions of a module's nodes, from `kept` (where the checks of a run that share
+    the module keep them) or computed and kept there."""
+    if kept is not None and "ranges" in kept:
+        return kept["ranges"]
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    if kept is not None:
+        kept["ranges"] = ranges
+    return ranges

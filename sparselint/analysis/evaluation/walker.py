@@ -985,9 +985,10 @@ class Walker:
                 # many alike: the body runs once for each kind of them, in the order they
                 # first come (the sparse embedding's before the dense layers')
                 elements = tuple(e for i, e in enumerate(elements) if e not in elements[:i])
-            else:
+            elif straight or _name_unread(node):
                 # not all known by name (a layer whose parameters are not modelled): once for
-                # each kind it surely holds, the sparse one alone if need be
+                # each kind it surely holds, the sparse one alone if need be; not where the
+                # body reads the name, which is not known here (`if "emb" in name:`)
                 elements, fewest = inf.parameter_kinds(node.iter, state), 1
         # a split of a model's parameters into lists (by name: the usual weight-decay groups)
         # runs for each of them, as many as a model has
@@ -1231,7 +1232,10 @@ def _straight(body: cst.BaseSuite) -> bool:
 
 # what a parameter's loop body may test: what the element's own facts decide (`if p.grad is
 # not None:`, `if "embed" in name:`), not which object it is (`if p is model.emb.weight:`)
-_LEAVING = (cst.While, cst.Try, cst.Break, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
+# (`continue` too: the walker does not end an iteration there, so `if "emb" in name: continue`
+# would not keep the embedding's parameter from the lines below)
+_LEAVING = (cst.While, cst.Try, cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match,
+            cst.With)
 
 
 _LIST_METHODS = frozenset({"append", "extend", "insert"})
@@ -1240,6 +1244,18 @@ _LIST_METHODS = frozenset({"append", "extend", "insert"})
 def _fills_lists(body: cst.BaseSuite) -> bool:
     return any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _LIST_METHODS
                for n in walk(body))
+
+
+def _name_unread(loop: cst.For) -> bool:
+    """A loop over parameters whose body does not read a name it binds besides the
+    parameter (`for name, p in model.named_parameters():` that never reads `name`)."""
+    target = loop.target
+    if type(target) is cst.Name:
+        return True
+    if type(target) is not cst.Tuple or len(target.elements) != 2 or type(target.elements[0].value) is not cst.Name:
+        return False
+    name = target.elements[0].value.value
+    return not any(type(n) is cst.Name and n.value == name for n in walk(loop.body))
 
 
 def _tests_of_each(body: cst.BaseSuite) -> bool:

@@ -171,9 +171,17 @@ def densely_read(klass: cst.ClassDef, qualify: Callable) -> frozenset:
     paths = {p for p in paths if p and p.startswith("self.") and p.count(".") == 2}
     if not paths:
         return frozenset()
-    # `w = self.emb.weight` or `self.out.weight = self.emb.weight` only gives it another name
-    named = {id(n.value) for m in methods for n in walk(m.body) if type(n) in (cst.Assign, cst.AnnAssign)}
-    return frozenset(p.split(".")[1] for p in read_with_grad(methods, paths, named, qualify))
+    # `w = self.emb.weight` or `self.out.weight = self.emb.weight` only gives it another name;
+    # `F.embedding(x, self.emb.weight, sparse=True)` gives it a sparse gradient
+    kept = {id(n.value) for m in methods for n in walk(m.body) if type(n) in (cst.Assign, cst.AnnAssign)}
+    kept |= {id(w) for m in methods for n in walk(m.body) if (w := sparse_embedding_weight(n, qualify)) is not None}
+    # nor does anything under `torch.no_grad()` (a max-norm renormalisation in place)
+    for m in methods:
+        for n in walk(m.body):
+            if type(n) is cst.With and any(qualify(i.item.func if type(i.item) is cst.Call else i.item)
+                                           in ("torch.no_grad", "torch.inference_mode") for i in n.items):
+                kept |= {id(a) for a in walk(n.body) if type(a) is cst.Attribute and a.attr.value == "weight"}
+    return frozenset(p.split(".")[1] for p in read_with_grad(methods, paths, kept, qualify))
 
 
 def base_parameters(layer: Module) -> dict[str, Tensor]:

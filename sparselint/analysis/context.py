@@ -14,8 +14,8 @@ from ..source import split_lines
 from .cst.tree import Order, child_list
 from .entry import caller_key
 from .. import notebook
-from .cst.syntax import (assigned_names, backward_calls, contains_backward, declared_names, operand_names, parameters_of,
-                     handed_on, read_with_grad, reads_of)
+from .cst.syntax import (NOT_WRITES, assigned_names, backward_calls, contains_backward, declared_names, grad_free,
+                         handed_on, operand_names, parameters_of, read_with_grad, reads_of)
 
 # Expressions whose parts may run many times, or never, for one run of their statement
 _REPEATED = frozenset({cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
@@ -27,12 +27,10 @@ _LOG_METHODS = frozenset({"debug", "info", "warning", "error", "log"})
 _VIEWS = frozenset({"view", "narrow", "select", "transpose", "t", "as_strided", "squeeze", "unsqueeze", "reshape",
                     "flatten", "expand", "detach", "alias", "permute", "movedim", "unbind", "split", "chunk",
                     "diagonal", "view_as_real", "view_as_complex", "broadcast_to", "swapaxes", "swapdims"})
-# In-place methods that do not write the tensor's data.
-_NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
 
 
 def is_inplace_method(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
 
 
 @dataclass
@@ -298,13 +296,8 @@ class Context:
 
     def operands_in(self, node: cst.CSTNode) -> list[cst.Name]:
         """Names that feed computations in a block, outside `torch.no_grad()` blocks."""
-        def no_grad(with_node: cst.With) -> bool:
-            for item in with_node.items:
-                expr = item.item.func if isinstance(item.item, cst.Call) else item.item
-                if self.inference.names.qualify(expr) in ("torch.no_grad", "torch.inference_mode"):
-                    return True
-            return False
-        return operand_names(node, no_grad)
+        qualify = self.inference.names.qualify
+        return operand_names(node, lambda with_node: grad_free(with_node, qualify))
 
     def backward_calls_in(self, node: cst.CSTNode) -> list[cst.Call]:
         found = self._backward_in.get(node)

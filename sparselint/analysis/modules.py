@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from .cst.names import dotted
-from .cst.syntax import read_with_grad, sparse_embedding_weight
+from .cst.syntax import grad_free, read_with_grad, sparse_embedding_weight
 from .cst.tree import walk
 from .evaluation import ties
 from .evaluation.facts import LEAF, NOGRAD, Module, Tensor, union_flags
@@ -167,20 +167,27 @@ def densely_read(klass: cst.ClassDef, qualify: Callable) -> frozenset:
     gets a dense gradient as well, and a sparse and a dense gradient add up to a dense one."""
     # what computes the loss; other methods save, log or export the weights
     methods = [st for st in klass.body.body if type(st) is cst.FunctionDef and st.name.value == "forward"]
-    paths = {dotted(n) for m in methods for n in walk(m.body) if type(n) is cst.Attribute and n.attr.value == "weight"}
-    paths = {p for p in paths if p and p.startswith("self.") and p.count(".") == 2}
+    paths: set = set()
+    kept: set = set()  # reads that add no dense gradient
+    for n in (n for m in methods for n in walk(m.body)):
+        kind = type(n)
+        if kind is cst.Attribute and n.attr.value == "weight":
+            path = dotted(n)
+            if path and path.startswith("self.") and path.count(".") == 2:
+                paths.add(path)
+        elif kind in (cst.Assign, cst.AnnAssign):
+            # `w = self.emb.weight` or `self.out.weight = self.emb.weight`: another name for it
+            kept.add(id(n.value))
+        elif kind is cst.With and grad_free(n, qualify):
+            # under `torch.no_grad()` (a max-norm renormalisation in place)
+            kept.update(id(a) for a in walk(n.body) if type(a) is cst.Attribute and a.attr.value == "weight")
+        else:
+            # `F.embedding(x, self.emb.weight, sparse=True)` gives it a sparse gradient
+            weight = sparse_embedding_weight(n, qualify)
+            if weight is not None:
+                kept.add(id(weight))
     if not paths:
         return frozenset()
-    # `w = self.emb.weight` or `self.out.weight = self.emb.weight` only gives it another name;
-    # `F.embedding(x, self.emb.weight, sparse=True)` gives it a sparse gradient
-    kept = {id(n.value) for m in methods for n in walk(m.body) if type(n) in (cst.Assign, cst.AnnAssign)}
-    kept |= {id(w) for m in methods for n in walk(m.body) if (w := sparse_embedding_weight(n, qualify)) is not None}
-    # nor does anything under `torch.no_grad()` (a max-norm renormalisation in place)
-    for m in methods:
-        for n in walk(m.body):
-            if type(n) is cst.With and any(qualify(i.item.func if type(i.item) is cst.Call else i.item)
-                                           in ("torch.no_grad", "torch.inference_mode") for i in n.items):
-                kept |= {id(a) for a in walk(n.body) if type(a) is cst.Attribute and a.attr.value == "weight"}
     return frozenset(p.split(".")[1] for p in read_with_grad(methods, paths, kept, qualify))
 
 

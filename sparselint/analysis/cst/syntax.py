@@ -109,8 +109,9 @@ _APART_ATTRIBUTES = frozenset({"shape", "dtype", "device", "layout", "is_sparse"
 _APART_METHODS = frozenset({"size", "dim", "numel", "nelement", "is_coalesced", "_nnz", "item", "tolist",
                             "sparse_dim", "dense_dim", "to_dense", "clone", "sum", "is_contiguous", "backward"})
 _BINDERS = frozenset({cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del})
-# in-place methods that leave the tensor's entries as they are
-_KEEPS_DATA = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
+# In-place methods that do not write the tensor's data.
+NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad", "register_hook"})
+_GRAD_FREE = ("torch.no_grad", "torch.inference_mode")
 
 
 def handed_on(stmts: Iterable[cst.CSTNode], matches: Callable[[cst.CSTNode], bool],
@@ -156,12 +157,17 @@ def _kept_apart(n, above: tuple, holds, writes: bool) -> bool:
                 and above[k + 1].func is above[k]:
             methods.append(above[k].attr.value)
             k += 2
-        if writes and any(m.endswith("_") and m not in _KEEPS_DATA for m in methods):
+        if writes and any(m.endswith("_") and m not in NOT_WRITES for m in methods):
             return False
         return methods[0] in _APART_METHODS or (k < len(above) and type(above[k]) is cst.Expr)
     if kind is cst.Arg and parent.value is n and len(above) > 1 and type(above[1]) is cst.Call and not parent.star:
         return not holds(above[1])
     return False
+
+
+def grad_free(with_node: cst.With, qualify: Callable) -> bool:
+    """A `with torch.no_grad():` (or `inference_mode()`) block."""
+    return any(qualify(i.item.func if isinstance(i.item, cst.Call) else i.item) in _GRAD_FREE for i in with_node.items)
 
 
 def parameters_of(func: cst.FunctionDef) -> set[str]:

@@ -79,6 +79,8 @@ class Walker:
         # function is walked once per call site
         self._unroll_shapes: dict = {}
         self._unaliased_names: dict = {}
+        self._dead_names: dict = {}
+        self._shared: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
         self._class_bodies: dict[cst.ClassDef, dict[str, Fact]] = {}
@@ -939,11 +941,17 @@ class Walker:
         try:
             self.ctx.statement = self.ctx.line_node = node
             self._call_hooks(node, state)
-            end, _ = self._branch(lambda: self.block(body, bind(state)))
+            first = bind(state)
+            dead = self._dead_at_entry(node)
+            start = _live_part(first, dead) if dead is not None else None
+            end, _ = self._branch(lambda: self.block(body, first))
             if len(self.ctx.loops) <= MAX_LOOP_DEPTH_TWICE:
-                self.ctx.statement = self.ctx.line_node = node
-                self._call_hooks(node, end)
-                end = join_states(end, self._branch(lambda: self.block(body, bind(end)))[0])
+                again = bind(end)
+                # an iteration that starts where the first did sees what the first saw
+                if start is None or _live_part(again, dead) != start:
+                    self.ctx.statement = self.ctx.line_node = node
+                    self._call_hooks(node, end)
+                    end = join_states(end, self._branch(lambda: self.block(body, again))[0])
         finally:
             self.ctx.loops.pop()
         # A loop that surely runs and never breaks leaves what its iterations leave.
@@ -951,6 +959,41 @@ class Walker:
         if node.orelse is not None:
             out = self.block(node.orelse.body.body, out)
         return out
+
+    def _dead_at_entry(self, node) -> Optional[frozenset]:
+        """The locals of a loop in a function that every iteration binds before anything
+        reads them: what the previous iteration left in them cannot matter. None outside a
+        function, where a call may read any global."""
+        if node in self._dead_names:
+            return self._dead_names[node]
+        scope = self.ctx.scope.node if self.ctx.scope is not None else None
+        found = None
+        if isinstance(scope, cst.FunctionDef):
+            shared = self._shared_names(scope)
+            read = {n.value for part in _loop_header(node) for n in walk(part) if isinstance(n, cst.Name)}
+            dead = set()
+            for st in node.body.body:
+                bound = _simply_bound(st)
+                value = st.body[0].value if bound else st
+                read |= {n.value for n in walk(value) if isinstance(n, cst.Name)}
+                dead |= {name for name in bound or () if name not in read and name not in shared}
+            found = frozenset(dead)
+        self._dead_names[node] = found
+        return found
+
+    def _shared_names(self, function: cst.FunctionDef) -> frozenset:
+        """Names a function's nested functions and lambdas read or its `global`/`nonlocal`
+        statements declare: another scope sees them."""
+        found = self._shared.get(function)
+        if found is None:
+            names = set()
+            for n in walk(function.body):
+                if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                    names |= {m.value for m in walk(n) if isinstance(m, cst.Name)}
+                elif isinstance(n, (cst.Global, cst.Nonlocal)):
+                    names |= {item.name.value for item in n.names}
+            found = self._shared[function] = frozenset(names)
+        return found
 
     def _unrolled(self, node: cst.For, state: State) -> Optional[State]:
         """A `for` over a few known, different elements (`for opt in [adam, sparse_adam]:`)
@@ -1413,3 +1456,34 @@ def literal_fact_of(value) -> Optional[Fact]:
     if isinstance(value, (int, float)):
         return Scalar(value=value)
     return None
+
+
+def _loop_header(node) -> tuple:
+    return (node.target, node.iter) if isinstance(node, cst.For) else (node.test,)
+
+
+def _simply_bound(st) -> Optional[tuple[str, ...]]:
+    """The names a one-statement line `a = ...` / `a, b = ...` / `a: T = ...` binds, when
+    it binds names only (None otherwise)."""
+    if not isinstance(st, cst.SimpleStatementLine) or len(st.body) != 1:
+        return None
+    small = st.body[0]
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        targets = [small.target]
+    else:
+        return None
+    names = []
+    for target in targets:
+        parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        if not all(isinstance(p, cst.Name) for p in parts):
+            return None
+        names += [p.value for p in parts]
+    return tuple(names)
+
+
+def _live_part(state: State, dead: frozenset) -> tuple:
+    """What of a state an iteration can read: all but the paths of names it binds first."""
+    return ({k: v for k, v in state.env.items() if k.split(".")[0] not in dead},
+            {k: v for k, v in state.saved.items() if k.split(".")[0] not in dead})

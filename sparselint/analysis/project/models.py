@@ -946,11 +946,13 @@ def _owner_hint(n: ast.AST) -> bool:
             or isinstance(root, ast.Call) and isinstance(root.func, ast.Name) and root.func.id == "super")
 
 
+@lru_cache(maxsize=8192)
 def _holds(tokens, code: str) -> bool:
     """Whether another module's code holds a token as code: a comment naming
     `torch/optim/lr_scheduler.py` made every importer of a tracing helper of torch's
     compiler matter."""
-    return tokens.search(code) and tokens.search(_code_of(code))
+    # (cached: the same imported function is asked about once per file importing it)
+    return bool(tokens.search(code) and tokens.search(_code_of(code)))
 
 
 @lru_cache(maxsize=512)

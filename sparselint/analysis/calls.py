@@ -1135,7 +1135,7 @@ class Calls:
         """The constructor of a class that the file imports from another module of the
         project: a record class (a dataclass or NamedTuple without its own `__init__`), or a
         plain class (no bases) whose `__init__` can build a fact (its source holds a token)
-        or is passed one."""
+        or is passed one, or whose instances are called."""
         from .project.models import project_index
         index = project_index()
         ctx = self.walker.ctx
@@ -1150,7 +1150,9 @@ class Calls:
                 return None  # a model or a subclass: the project index's business
             inf = ctx.inference
             passed = any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)
-            if not passed and (f"{local}.{attribute}" if attribute else local) not in ctx.imported:
+            # an instance that is called later (`noise(params)`) gets its facts then
+            if not passed and (f"{local}.{attribute}" if attribute else local) not in ctx.imported \
+                    and not any(name == "__call__" for name, _ in index._methods_of(info.path, info.name)):
                 return None
         file = os.path.abspath(info.path)
         if file == os.path.abspath(ctx.path):

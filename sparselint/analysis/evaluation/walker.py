@@ -65,8 +65,12 @@ class Walker:
         # (None: one whose class is not known)
         self.raised: Optional[list[Optional[Instance]]] = None
         self._exceptions: Optional[ExceptionClasses] = None
-        # the statement just analysed surely leaves the function
+        # the statement just analysed surely leaves the function, or the iteration of the
+        # loop around it (`continue`, `break`)
         self.exited = False
+        # per loop being walked, innermost last: the states at its `continue` and `break`
+        # statements
+        self._leaving: list[tuple[list[State], list[State]]] = []
         self.scopes = Scopes(module, ctx.source)
         self.calls = Calls(self)
         self.module_inference: Optional[Inference] = None
@@ -742,6 +746,12 @@ class Walker:
                 if kind is cst.Return or kind is cst.Raise:
                     self.exited = True
                     break
+                if (kind is cst.Continue or kind is cst.Break) and self._leaving:
+                    # the rest of the body is not run on this path; the state goes on to
+                    # the next iteration, or past the loop
+                    self._leaving[-1][kind is cst.Break].append(state.copy())
+                    self.exited = True
+                    break
             return state
         if isinstance(node, cst.If):
             self.header(node, [node.test], state)
@@ -944,21 +954,40 @@ class Walker:
             first = bind(state)
             dead = self._dead_at_entry(node)
             start = _live_part(first, dead) if dead is not None else None
-            end, _ = self._branch(lambda: self.block(body, first))
+            end, broken = self._iteration(body, first)
             if len(self.ctx.loops) <= MAX_LOOP_DEPTH_TWICE:
                 again = bind(end)
                 # an iteration that starts where the first did sees what the first saw
                 if start is None or _live_part(again, dead) != start:
                     self.ctx.statement = self.ctx.line_node = node
                     self._call_hooks(node, end)
-                    end = join_states(end, self._branch(lambda: self.block(body, again))[0])
+                    second, more = self._iteration(body, again)
+                    end, broken = join_states(end, second), broken + more
         finally:
             self.ctx.loops.pop()
         # A loop that surely runs and never breaks leaves what its iterations leave.
         out = end if _runs_through(node) else join_states(state, end)
+        for at_break in broken:
+            out = join_states(out, at_break)
         if node.orelse is not None:
             out = self.block(node.orelse.body.body, out)
         return out
+
+    def _iteration(self, body, state: State) -> tuple[State, list[State]]:
+        """One run of a loop's body: the state the next iteration starts from (where the
+        body ends or `continue`s), and the states at its `break` statements."""
+        self._leaving.append(([], []))
+        try:
+            end, exits = self._branch(lambda: self.block(body, state))
+        finally:
+            continued, broken = self._leaving.pop()
+        ends = continued if exits else [end, *continued]
+        if not ends:
+            return end, broken  # every path leaves the loop or the function
+        out = ends[0]
+        for e in ends[1:]:
+            out = join_states(out, e)
+        return out, broken
 
     def _dead_at_entry(self, node) -> Optional[frozenset]:
         """The locals of a loop in a function that every iteration binds before anything
@@ -1048,7 +1077,7 @@ class Walker:
                 self._call_hooks(node, state)
                 bound = state.copy()
                 inf._bind(node.target, element, bound, None)
-                state, _ = self._branch(lambda: self.block(node.body.body, bound))
+                state, _ = self._iteration(node.body.body, bound)
         finally:
             self.ctx.loops.pop()
         return state
@@ -1274,9 +1303,8 @@ def _straight(body: cst.BaseSuite) -> bool:
 
 
 # what a parameter's loop body may test: what the element's own facts decide (`if p.grad is
-# not None:`, `if "embed" in name:`), not which object it is (`if p is model.emb.weight:`)
-# (`continue` too: the walker does not end an iteration there, so `if "emb" in name: continue`
-# would not keep the embedding's parameter from the lines below)
+# not None:`, `if "embed" in name: continue`), not which object it is (`if p is
+# model.emb.weight:`); it may skip to the next element, not leave the loop
 _LEAVING = (cst.While, cst.Try, cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match,
             cst.With)
 
@@ -1303,7 +1331,7 @@ def _name_unread(loop: cst.For) -> bool:
 
 def _tests_of_each(body: cst.BaseSuite) -> bool:
     for n in walk(body):
-        if isinstance(n, _LEAVING):
+        if isinstance(n, _LEAVING) and type(n) is not cst.Continue:
             return False
         if type(n) is cst.ComparisonTarget and isinstance(n.operator, (cst.Is, cst.IsNot)) \
                 and not (type(n.comparator) is cst.Name and n.comparator.value == "None"):

@@ -975,9 +975,13 @@ def _code_of(text: str) -> str:
     return "".join(out)
 
 
+# methods that run without being named: making an instance, calling one (`noise(params)`)
+_RUN_UNNAMED = frozenset({"__init__", "__call__"})
+
+
 def _methods_reached(methods: list, texts: tuple[str, ...]) -> list[str]:
-    """The code of `__init__` and of the methods named as attributes (`.fit`) in `texts` or in
-    the code of a method already reached."""
+    """The code of `__init__`, `__call__` and of the methods named as attributes (`.fit`) in
+    `texts` or in the code of a method already reached."""
     reached: list[str] = []
     named = set().union(*(_attribute_names(t) for t in texts))
     pending = list(methods)
@@ -986,7 +990,7 @@ def _methods_reached(methods: list, texts: tuple[str, ...]) -> list[str]:
         changed = False
         left = []
         for name, code in pending:
-            if name == "__init__" or name in named:
+            if name in _RUN_UNNAMED or name in named:
                 reached.append(code)
                 named.update(_attribute_names(code))
                 changed = True

@@ -141,6 +141,8 @@ class Calls:
         # stores that attribute name anywhere: an instance's own value or a changed one)
         self._members: dict[tuple, object] = {}
         self._keeps: dict[cst.FunctionDef, bool] = {}
+        # a context manager function -> the code it runs where its `with` block ends
+        self._exits: dict[cst.FunctionDef, Optional[cst.FunctionDef]] = {}
         # a lambda as the function it stands for (`def _(params): return body`), made once
         self._lambdas: dict[cst.Lambda, cst.FunctionDef] = {}
         self._once: dict[cst.FunctionDef, frozenset] = {}
@@ -873,6 +875,27 @@ class Calls:
         outcome = self._invoke(target, cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("__enter__"))), state,
                                site=expr)
         return outcome.returned if outcome is not None else None
+
+    def leave(self, expr: cst.BaseExpression, state) -> None:
+        """Where a `with` block ends: the code after the `yield` of a
+        `@contextlib.contextmanager` function of this file runs then, with the block's facts
+        (`yield` then `for p in model.parameters(): ...`). Its findings count; what it changes
+        is not followed."""
+        if not isinstance(expr, cst.Call):
+            return
+        target = self._target(expr, state)
+        if not isinstance(target, _Target) or target.node is None or target.walker is not None:
+            return
+        qualify = self.walker.ctx.names.qualify
+        if not any(qualify(d.decorator) == "contextlib.contextmanager" for d in target.node.decorators):
+            return
+        if target.node not in self._exits:
+            tail = _after_yield(target.node.body.body) if isinstance(target.node.body, cst.IndentedBlock) else None
+            self._exits[target.node] = (None if not tail else target.node.with_changes(
+                decorators=(), body=target.node.body.with_changes(body=tuple(tail))))
+        exit_code = self._exits[target.node]
+        if exit_code is not None:
+            self._invoke(replace(target, node=exit_code), expr, state)
 
     def _property(self, getter: cst.FunctionDef, label: str, base, node: cst.Attribute, state) -> Optional[Fact]:
         target = _Target(getter, label, receiver=base, receiver_path=dotted(node.value), summary=True)
@@ -1945,6 +1968,21 @@ class Calls:
         if key is not None:
             self._memo[key] = result
         return result
+
+
+def _after_yield(body) -> Optional[list]:
+    """The statements a generator-based context manager runs when its `with` block ends:
+    those after a `yield` statement of its body, or the `finally` of a `try` whose body
+    yields, and what follows that `try`."""
+    for i, st in enumerate(body):
+        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(n, cst.Yield) for n in walk(st)):
+            return list(body[i + 1:])
+        if isinstance(st, cst.Try) and any(isinstance(s, cst.SimpleStatementLine) and any(
+                isinstance(n, cst.Yield) for n in walk(s)) for s in st.body.body):
+            return [*(st.finalbody.body.body if st.finalbody is not None else ()), *body[i + 1:]]
+        if any(isinstance(n, cst.Yield) for n in walk(st)):
+            return None  # a yield in a branch or a loop: when the rest runs is not read here
+    return None
 
 
 def _string_key(node: cst.BaseExpression) -> Optional[str]:

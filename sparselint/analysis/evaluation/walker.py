@@ -1137,9 +1137,14 @@ class Walker:
                 # result for an object of a class of this file; any other manager's is unknown
                 inf._bind(item.asname.name, self._entered(item.item, state), out, None)
         try:
-            return self.block(node.body.body, out)
+            end = self.block(node.body.body, out)
         finally:
             inf.grad_enabled = previous
+        exited, self.exited = self.exited, False
+        for item in reversed(node.items):
+            self.calls.leave(item.item, end)
+        self.exited = exited
+        return end
 
     def _entered(self, expr: cst.BaseExpression, state: State) -> Optional[Fact]:
         inf = self.ctx.inference

@@ -45,6 +45,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
     known. `functional`: attributes used as the weight of `F.embedding(..., sparse=True)`.
     `order`: the attributes the constructor's code sets, in the order it first sets them."""
     entries: dict[str, tuple[Flags, Optional[tuple]]] = {}
+    layers: dict[str, tuple] = {}
     groups: list = []
     shared: list = []
     ties_known = True
@@ -58,11 +59,13 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
             continue
         attr = key[len("self."):]
         sparse = False
+        layers.pop(attr, None)
         if isinstance(fact, Module) and attr in dense_weights and fact.flags.has_sparse \
                 and fact.parts is not None and [p for p, _ in fact.parts] == ["weight"]:
             fact = replace(fact, flags=DENSE, parts=(("weight", DENSE),))
         if isinstance(fact, Module):
             entries[attr] = (fact.flags, fact.parts)
+            layers[attr] = tuple((f"{attr}.{p}" if p else attr, c) for p, c in fact.layers)
             sparse = fact.flags.has_sparse is True
             lifted = ties.lift(fact.ties, attr)
             ties_known = ties_known and lifted is not None
@@ -106,6 +109,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         # the instance's own line says why it has sparse gradients: an editor shows it first
         own = (replace(own[0], text=f"{own[0].text}; {why}"), *own[1:])
     return replace(receiver, flags=flags, parts=tuple(parts) if known else None,
+                   layers=tuple(c for attr in entries for c in layers.get(attr, ())),
                    ties=ties.merged(groups) if ties_known else None, ordered=ordered and known,
                    evidence=own + tuple(dict.fromkeys([*shared[:1], *(evidence or dense)[:2]])))
 

@@ -132,3 +132,34 @@ def clip_training_loop(v):
     return one(f"emb = {v.src}\nopt = torch.optim.SGD(emb.parameters(), lr=0.1)\nfor epoch in range(2):\n"
                f"    opt.zero_grad()\n    emb({INPUT}).sum().backward()\n"
                f"    torch.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)  # <report>\n    opt.step()\n")
+
+
+@shape("clipping after the `yield` of a `@contextmanager` step", "4", codes={"SPL301"})
+def clip_context_manager(v):
+    return one(f"import contextlib\n\n\n@contextlib.contextmanager\ndef clipped_step(model):\n    yield model\n"
+               f"    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # <report>\n\n\n"
+               f"emb = {v.src}\nwith clipped_step(emb) as m:\n    m({INPUT}).sum().backward()\n")
+
+
+@shape("clipping in the `finally` around a `@contextmanager`'s `yield`", "4", codes={"SPL301"})
+def clip_context_manager_finally(v):
+    return one(f"import contextlib\n\n\n@contextlib.contextmanager\ndef clipped_step(model):\n    try:\n"
+               f"        yield\n    finally:\n"
+               f"        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # <report>\n\n\n"
+               f"emb = {v.src}\nwith clipped_step(emb):\n    emb({INPUT}).sum().backward()\n")
+
+
+@shape("clipping each parameter, skipping unused ones with `continue`", "2", codes={"SPL301"})
+def clip_each_skipping(v):
+    return one(f"emb = {v.src}\nhead = torch.nn.Linear(4, 1)\nmodel = torch.nn.ModuleDict({{'emb': emb, 'head': head}})\n"
+               f"emb({INPUT}).sum().backward()\nfor name, p in model.named_parameters():\n"
+               f"    if p.grad is None:\n        continue\n"
+               f"    torch.nn.utils.clip_grad_norm_([p], 1.0)  # <report>\n")
+
+
+@shape("clipping the submodules that `model.modules()` yields of a type", "3", codes={"SPL301"})
+def clip_modules_of_type(v):
+    return one(f"model = torch.nn.Sequential({v.src}, torch.nn.Linear(4, 1))\n"
+               f"model({INPUT}).sum().backward()\nfor m in model.modules():\n"
+               f"    if isinstance(m, torch.nn.Embedding):\n"
+               f"        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)  # <report>\n")

@@ -98,6 +98,9 @@ class Module:
     # `parts` are in the order the modules holding them were set (what decides the name
     # `named_parameters()` gives a shared parameter)
     ordered: bool = False
+    # (submodule path, torch class) of the torch layers it is made of, "" for itself when it
+    # is one (`nn.Embedding`): what `isinstance(m, nn.Embedding)` tests
+    layers: tuple[tuple[str, str], ...] = ()
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     def child(self, name: str) -> Optional["Module"]:
@@ -107,8 +110,27 @@ class Module:
         sub = tuple((p[len(prefix):], f) for p, f in self.parts if p.startswith(prefix))
         if not sub:
             return None
+        layers = tuple((p[len(prefix):] if p != name else "", c) for p, c in self.layers
+                       if p == name or p.startswith(prefix))
         return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, ties=ties.narrow(self.ties, name),
-                      ordered=self.ordered, evidence=self.evidence)
+                      ordered=self.ordered, layers=layers, evidence=self.evidence)
+
+    def layer_class(self) -> Optional[str]:
+        """The torch class it is an instance of, when it is a torch layer known as one."""
+        return next((c for p, c in self.layers if p == ""), None)
+
+    def submodules(self) -> Optional[tuple[str, ...]]:
+        """The paths of the submodules holding its parameters, each before its own
+        submodules (what `modules()` yields after the module itself); None when its
+        parameters are not all known."""
+        if self.parts is None:
+            return None
+        out: dict[str, None] = {}
+        for name, _ in self.parts:
+            pieces = name.split(".")[:-1]
+            for i in range(1, len(pieces) + 1):
+                out.setdefault(".".join(pieces[:i]))
+        return tuple(out)
 
     def distinct_parts(self) -> Optional[tuple[tuple[str, Flags], ...]]:
         """The parameter names `parameters()` yields: a shared parameter once."""
@@ -317,7 +339,7 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
                                       ((x.has_sparse, y.has_sparse), (x.has_dense, y.has_dense),
                                        (x.sparse_param, y.sparse_param))))
         else:
-            changes[f.name] = None if f.type != "tuple[str, ...]" else ()
+            changes[f.name] = () if f.type == "tuple[str, ...]" or f.name == "layers" else None
     return replace(a, **changes)
 
 

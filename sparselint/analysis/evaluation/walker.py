@@ -1098,8 +1098,10 @@ class Walker:
             if is_torch(qualify(func) or ""):
                 continue
             root = func
-            while type(root) is cst.Attribute:
-                root = root.value
+            while type(root) in (cst.Attribute, cst.Call, cst.Subscript):
+                # (through calls too: the inner calls of `p.grad._values().clamp_()` are
+                # checked on their own)
+                root = root.func if type(root) is cst.Call else root.value
             if type(func) is cst.Attribute and type(root) is cst.Name and root.value in targets:
                 continue
             return False
@@ -1274,9 +1276,13 @@ MAX_PARAMETERS_FILED = 32
 
 
 def _parameters_call(node: cst.BaseExpression) -> bool:
-    """`x.parameters()` or `x.named_parameters()`, without arguments."""
+    """`x.parameters()`, `x.modules()` and their kin, without arguments."""
     return (type(node) is cst.Call and type(node.func) is cst.Attribute and not node.args
-            and node.func.attr.value in ("parameters", "named_parameters"))
+            and node.func.attr.value in _MODEL_PARTS)
+
+
+_MODEL_PARTS = frozenset({"parameters", "named_parameters", "modules", "named_modules", "children",
+                          "named_children"})
 # callees a loop body may call and still be run once per element
 _PLAIN_BUILTINS = frozenset({"print", "len", "range", "enumerate", "zip", "list", "tuple", "sum", "min", "max",
                              "sorted", "isinstance", "float", "int", "str"})

@@ -475,9 +475,33 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                                   evidence=recv.evidence)
                 if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
                     return recv
+                if method in _SUBMODULES and not node.args:
+                    return _submodules(recv, method)
         if isinstance(func, cst.Name) or isinstance(func, cst.Attribute):
             callee = self.fact(func, state)
             if isinstance(callee, Module):
                 return Tensor(layout="strided", grad=NONLEAF if self.grad_enabled else NOGRAD, origin="op")
         return None
 
+
+# methods of a module that iterate over its submodules
+_SUBMODULES = frozenset({"modules", "named_modules", "children", "named_children"})
+
+
+def _submodules(model: Module, method: str) -> Optional[Items]:
+    """What `model.modules()` and its kin yield, when every parameter of the model is known
+    by name: the submodules that hold parameters (a layer without any, such as `nn.ReLU`,
+    is left out), in the order they were set."""
+    paths = model.submodules()
+    if paths is None:
+        return None
+    if method in ("children", "named_children"):
+        paths = tuple(p for p in paths if "." not in p)
+    found = [(p, model.child(p)) for p in paths]
+    if method == "modules":
+        return Items((model, *(m for _, m in found)), "generator")
+    if method == "named_modules":
+        return Items((Items((Const(value=""), model)), *(Items((Const(value=p), m)) for p, m in found)), "generator")
+    if method == "children":
+        return Items(tuple(m for _, m in found), "generator")
+    return Items(tuple(Items((Const(value=p), m)) for p, m in found), "generator")

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
-from ...cst.names import dotted
+from ...cst.names import CANONICAL, dotted
 from .state import State
 from .values import _CONSTANTS, _UNKNOWN, literal
 
@@ -244,6 +244,15 @@ class PythonValues:
             if isinstance(held, (Const, Scalar)):
                 return False  # a Python literal is no tensor
             return _UNKNOWN
+        if (isinstance(func, cst.Name) and func.value == "isinstance" and len(node.args) == 2
+                and self._builtin("isinstance", state)):
+            held = self.fact(node.args[0].value, state)
+            if isinstance(held, Module):
+                classes = node.args[1].value
+                named = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+                verdicts = {_is_layer(held, CANONICAL.get(q, q) if q else None)
+                            for q in (self.names.qualify(c) for c in named)}
+                return True if True in verdicts else False if verdicts == {False} else _UNKNOWN
         if (isinstance(func, cst.Name) and func.value == "hasattr" and len(node.args) == 2
                 and self._builtin("hasattr", state)):
             name = self.known_value(node.args[1].value, state)
@@ -267,3 +276,21 @@ class PythonValues:
             return (attr_of(fact.attrs, name) is not None or fact.child(name) is not None
                     or any(p == name for p, _ in fact.parts or ()))
         return False
+
+
+# torch layers no other torch class derives from, and that derive from no torch class but
+# `nn.Module`: one is an instance of another only when they are the same
+_LEAF_LAYERS = frozenset({"torch.nn.Embedding", "torch.nn.EmbeddingBag"})
+
+
+def _is_layer(module: Module, q: Optional[str]):
+    """Whether a module is an instance of the torch class `q`; _UNKNOWN when that cannot
+    be told (a class of the project may derive from the layer)."""
+    if q == "torch.nn.Module":
+        return True
+    own = module.layer_class()
+    if q is None or own is None:
+        return _UNKNOWN
+    if own == q:
+        return True
+    return False if own in _LEAF_LAYERS or q in _LEAF_LAYERS else _UNKNOWN

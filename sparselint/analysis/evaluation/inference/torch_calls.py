@@ -127,7 +127,7 @@ class TorchCalls:
                 elif freeze is not False:
                     flags = UNKNOWN
             m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None,
-                       ordered=True)
+                       ordered=True, layers=(("", f"torch.nn.{kind}"),))
             # where a `sparse=` given by name got its value: an option of a public class
             given = arg(node, positions.get("sparse"), "sparse")
             held = self.fact(given, state) if given is not None else None
@@ -144,7 +144,7 @@ class TorchCalls:
             kind = q.split(".")[-1]
             bias = self.argument(node, "bias", api.BIAS_POSITION[kind], state) if kind in api.BIAS_POSITION else ABSENT
             bias = True if bias is ABSENT else bias if isinstance(bias, bool) else None
-            return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True)
+            return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True, layers=(("", q),))
         if q in api.CHAINS:
             out = None
             for a in node.args:

@@ -1049,7 +1049,9 @@ class Walker:
         if not (straight or (params and per_element)):
             return None
         elements = inf.iterated(node.iter, state)
-        fewest = 2
+        # (a model's one parameter, or one kind of them, is known better on its own than as
+        # the join a plain loop takes of its collection)
+        fewest = 1 if params else 2
         if params and not fills:
             # (a body that appends them to a list runs for each one: once per kind would
             # leave the list too short)

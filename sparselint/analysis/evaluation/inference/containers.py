@@ -618,7 +618,8 @@ def parameter_of(flags: Flags, evidence) -> Tensor:
     grad_layout = grad_layout_of(flags)
     if grad_layout == "mixed":
         grad_layout = None
-    layout = "strided" if flags.sparse_param is False else None
+    # a sparse parameter's layout (COO, CSR) is not in the flags
+    layout = "strided" if flags.sparse_param is False else "sparse" if flags.sparse_param is True else None
     return Tensor(layout=layout, grad=LEAF, parameter=True, grad_layout=grad_layout,
                   grad_coalesced=False if grad_layout == "coo" else None, evidence=evidence)
 

@@ -84,6 +84,10 @@ class Walker:
         self._unroll_shapes: dict = {}
         self._unaliased_names: dict = {}
         self._dead_names: dict = {}
+        # the names a per-element run binds to an element's name, and whether a test of one
+        # was not decided (see `_unrolled`)
+        self._element_names: frozenset = frozenset()
+        self._undecided = False
         self._shared: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
         # class -> the facts its body binds, and the module facts its body saw when it ran
@@ -758,6 +762,9 @@ class Walker:
             state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
+            if decided is None and self._element_names and any(
+                    isinstance(n, cst.Name) and n.value in self._element_names for n in walk(node.test)):
+                self._undecided = True
             if decided is True:
                 return self.block(node.body.body, inf.refine(node.test, state, True))
             if decided is False:
@@ -1064,24 +1071,39 @@ class Walker:
                 # each kind it surely holds, the sparse one alone if need be; not where the
                 # body reads the name, which is not known here (`if "emb" in name:`)
                 elements, fewest = inf.parameter_kinds(node.iter, state), 1
-        # a split of a model's parameters into lists (by name: the usual weight-decay groups)
-        # runs for each of them, as many as a model has
-        most = MAX_PARAMETERS_FILED if params and fills else MAX_UNROLLED
+        # a split of a model's parameters into lists (by name: the usual weight-decay groups),
+        # or a body that tests their names, runs for each of them, as many as a model has
+        most = MAX_PARAMETERS_FILED if params else MAX_UNROLLED
         if elements is None or not fewest <= len(elements) <= most \
                 or (len(elements) > 1 and all(e == elements[0] for e in elements)):
             return None
         if not params and not self._unaliased(node.iter):  # last: it reads the whole scope
             return None
         self.ctx.loops.append(node)
+        start, reported = state, len(self.ctx.diagnostics)
+        outer_names, outer_undecided = self._element_names, self._undecided
+        self._undecided = False
         try:
             for element in elements:
                 self.ctx.statement = self.ctx.line_node = node
                 self._call_hooks(node, state)
                 bound = state.copy()
                 inf._bind(node.target, element, bound, None)
+                # a test of an element's name that is not decided could keep any element
+                # from the lines below: then this run is not what the program does
+                self._element_names = frozenset(
+                    n.value for n in walk(node.target) if isinstance(n, cst.Name)
+                    and isinstance(bound.env.get(n.value), Const) and isinstance(bound.env[n.value].value, str))
                 state, _ = self._iteration(node.body.body, bound)
+                if self._undecided:
+                    break
+            undecided = self._undecided
         finally:
             self.ctx.loops.pop()
+            self._element_names, self._undecided = outer_names, outer_undecided
+        if undecided:
+            del self.ctx.diagnostics[reported:]
+            return self.loop(node, start, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         return state
 
     def _calls_nothing_followed(self, body: cst.BaseSuite, targets: set) -> bool:
@@ -1287,7 +1309,7 @@ _MODEL_PARTS = frozenset({"parameters", "named_parameters", "modules", "named_mo
                           "named_children"})
 # callees a loop body may call and still be run once per element
 _PLAIN_BUILTINS = frozenset({"print", "len", "range", "enumerate", "zip", "list", "tuple", "sum", "min", "max",
-                             "sorted", "isinstance", "float", "int", "str"})
+                             "sorted", "isinstance", "float", "int", "str", "any", "all", "abs", "bool", "round"})
 _BRANCHING = (cst.If, cst.IfExp, cst.While, cst.Try, cst.Assert, cst.BooleanOperation, cst.CompIf, cst.Break,
               cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Match, cst.With)
 

@@ -182,6 +182,16 @@ def dense_layer_parts(qualified: str, bias=True):
         return (("weight", DENSE), ("bias", DENSE)) if bias else (("weight", DENSE),)
     return None
 
+# Standard layers without parameters (torch 2.13.0, 2.9.1): a model made with them still has
+# all its parameter names known.
+PARAMETER_FREE = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Hardtanh",
+    "Hardsigmoid", "Hardswish", "Softplus", "Softsign", "Tanhshrink", "LogSigmoid", "Softmax", "LogSoftmax",
+    "GLU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+})
+
 # Optimizers and what they do with sparse gradients. The name in the message is the one
 # torch prints (AdamW reports itself as Adam).
 REJECTS_SPARSE_GRADS = {

@@ -244,6 +244,9 @@ class PythonValues:
             if isinstance(held, (Const, Scalar)):
                 return False  # a Python literal is no tensor
             return _UNKNOWN
+        if (isinstance(func, cst.Name) and func.value in ("any", "all") and len(node.args) == 1
+                and self._builtin(func.value, state)):
+            return self._any_all(func.value, node.args[0].value, state)
         if (isinstance(func, cst.Name) and func.value == "isinstance" and len(node.args) == 2
                 and self._builtin("isinstance", state)):
             held = self.fact(node.args[0].value, state)
@@ -260,6 +263,28 @@ class PythonValues:
                 return True
             # absence is never proved: an object may get attributes the facts do not record
         return _UNKNOWN
+
+    def _any_all(self, which: str, arg: cst.BaseExpression, state: State):
+        """`any(tag in name for tag in NO_DECAY)` over a known sequence: each element's test
+        evaluated with the element bound; one test decides it (`any` a true one, `all` a false
+        one) even where others are not known."""
+        if not isinstance(arg, (cst.GeneratorExp, cst.ListComp)) or arg.for_in.inner_for_in is not None \
+                or arg.for_in.ifs or arg.for_in.asynchronous is not None:
+            return _UNKNOWN
+        elements = self.known_value(arg.for_in.iter, state)
+        if not isinstance(elements, (tuple, list)) or len(elements) > 64:
+            return _UNKNOWN
+        deciding = which == "any"
+        verdict = not deciding
+        for element in elements:
+            scratch = self._scratch(state)
+            self._bind(arg.for_in.target, Const(value=element), scratch, None)
+            v = self.known_value(arg.elt, scratch)
+            if v is _UNKNOWN or not isinstance(v, (bool, int, float, str, type(None))):
+                verdict = _UNKNOWN
+            elif bool(v) == deciding:
+                return deciding
+        return verdict
 
     def _builtin(self, name: str, state: State) -> bool:
         """The name means the builtin: not rebound in the scope or the module."""

@@ -142,6 +142,8 @@ class TorchCalls:
             return self._container(q, node, state)
         if q.startswith("torch.nn.") and q.count(".") == 2 and q.split(".")[-1][:1].isupper() and q not in api.CONTAINERS:
             kind = q.split(".")[-1]
+            if kind in api.PARAMETER_FREE:
+                return Module(kind=kind, flags=NO_GRADS, parts=(), ordered=True, layers=(("", q),))
             bias = self.argument(node, "bias", api.BIAS_POSITION[kind], state) if kind in api.BIAS_POSITION else ABSENT
             bias = True if bias is ABSENT else bias if isinstance(bias, bool) else None
             return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True, layers=(("", q),))

@@ -143,6 +143,8 @@ class Calls:
         self._keeps: dict[cst.FunctionDef, bool] = {}
         # a context manager function -> the code it runs where its `with` block ends
         self._exits: dict[cst.FunctionDef, Optional[cst.FunctionDef]] = {}
+        # a function -> the names its subscripts and `if` tests read
+        self._picking: dict[cst.FunctionDef, frozenset] = {}
         # a lambda as the function it stands for (`def _(params): return body`), made once
         self._lambdas: dict[cst.Lambda, cst.FunctionDef] = {}
         self._once: dict[cst.FunctionDef, frozenset] = {}
@@ -1306,6 +1308,22 @@ class Calls:
         inf = w.ctx.inference
         return path, Items(tuple(inf.fact(a.value, state) for a in call.args))
 
+    def _default_decides(self, node: cst.FunctionDef, defaulted: set, bound: dict) -> bool:
+        """Whether a literal default the call leaves in place picks what the function does
+        (`PENALTIES[penalty](adj)`, `if name == "adam":`): the function's own analysis knows
+        no value for the parameter, so this call reports what it runs."""
+        if not defaulted or self.walker.silent:
+            return False
+        picks = self._picking.get(node)
+        if picks is None:
+            picks = set()
+            for n in walk(node.body):
+                if isinstance(n, cst.SubscriptElement) or isinstance(n, cst.If):
+                    part = n.slice if isinstance(n, cst.SubscriptElement) else n.test
+                    picks |= {m.value for m in walk(part) if isinstance(m, cst.Name)}
+            self._picking[node] = picks = frozenset(picks)
+        return any(name in picks and isinstance(bound.get(name), Const) for name in defaulted)
+
     def _call_adds_to(self, target: _Target, bound: dict, state, paths: dict, site: cst.CSTNode) -> bool:
         """Whether a call of a method of this file on `self` starts the method otherwise than
         a reported run the class walk gives it (from the object its constructor leaves, with
@@ -1351,7 +1369,8 @@ class Calls:
         # `fit()`) reports as that run does: the object's state at the call is what it sees
         silent = not (known or target.walker is not None or (
             target.receiver_path == "self" and not self.walker.silent and target.receiver is not None
-            and self._call_adds_to(target, bound, state, paths, site)))
+            and self._call_adds_to(target, bound, state, paths, site))
+            or self._default_decides(target.node, defaulted, bound))
         if silent and not (target.summary or self._makes_functions(target.node)):
             return None
         if len(_ACTIVE) >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:

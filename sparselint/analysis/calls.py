@@ -830,7 +830,7 @@ class Calls:
                 return None
             cls, instance = base.target, False
         else:
-            cls = base.cls if isinstance(base, Instance) else _local_class(base, w.ctx.path)
+            cls = _own_class(base.cls, w.ctx.path) if isinstance(base, Instance) else _local_class(base, w.ctx.path)
             instance = True
         if cls is None or cls not in w.classes:
             if instance:
@@ -2224,6 +2224,16 @@ def _named_by_module(fact, there):
     if isinstance(fact, Instance) and fact.cls in there.classes:
         return replace(fact, cls=f"{os.path.abspath(there.ctx.path)}::{fact.cls}")
     return fact
+
+
+def _own_class(cls: Optional[str], path: str) -> Optional[str]:
+    """An instance's class as this file names it: an object made by another module's call
+    knows it as `<file>::<Name>`."""
+    if cls is None or "::" not in cls:
+        return cls
+    import os
+    file, _, name = cls.partition("::")
+    return name if os.path.abspath(file) == os.path.abspath(path) else cls
 
 
 def _local_class(fact, path: str) -> Optional[str]:

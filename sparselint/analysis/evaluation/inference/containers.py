@@ -351,11 +351,9 @@ class ContainerFacts:
         ifs = node.for_in.ifs
         if not ifs:
             return replace(source, named=False)
-        if len(ifs) > 1:
-            return _subset(source)
-        keep = _filter(ifs[0].test, name_var, param_var, lambda e: self._strings(e, state))
+        keep = _filter(ifs[0].test, name_var, param_var, lambda e: self._strings(e, state)) if len(ifs) == 1 else None
         if keep is None:
-            return _subset(source)
+            return self._filtered_parts(node, source, state) or _subset(source)
         kind, value = keep
         if kind == "grad-sparse":
             f = source.flags
@@ -367,6 +365,25 @@ class ContainerFacts:
             return _subset(source)
         chosen = tuple((n, f) for n, f in source.parts if value(n))
         return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence)
+
+    def _filtered_parts(self, node, source: Params, state: State) -> Optional[Params]:
+        """A filter of a model's parameters known by name (`if p.is_sparse`, `if not
+        any(t in n for t in NO_DECAY)`), decided for each parameter on its own facts; None
+        when a test is not decided for one of them."""
+        from .effects import elements_of  # (effects builds on this module)
+        elements = elements_of(source) if source.parts is not None and source.groups is None else None
+        if elements is None:
+            return None
+        chosen = []
+        for part, element in zip(source.parts, elements):
+            inner = self._scratch(state)
+            self._bind(node.for_in.target, element, inner, None)
+            kept = [self.truth(c.test, inner) for c in node.for_in.ifs]
+            if None in kept:
+                return None
+            if all(kept):
+                chosen.append(part)
+        return Params(flags=union_flags(f for _, f in chosen), parts=tuple(chosen), evidence=source.evidence)
 
     def _flattened(self, node, state: State) -> Optional[Params]:
         """`[p for g in opt.param_groups for p in g["params"]]`: the parameters of every

@@ -1991,17 +1991,31 @@ class Calls:
 
 def _after_yield(body) -> Optional[list]:
     """The statements a generator-based context manager runs when its `with` block ends:
-    those after a `yield` statement of its body, or the `finally` of a `try` whose body
-    yields, and what follows that `try`."""
-    for i, st in enumerate(body):
-        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(n, cst.Yield) for n in walk(st)):
-            return list(body[i + 1:])
-        if isinstance(st, cst.Try) and any(isinstance(s, cst.SimpleStatementLine) and any(
-                isinstance(n, cst.Yield) for n in walk(s)) for s in st.body.body):
-            return [*(st.finalbody.body.body if st.finalbody is not None else ()), *body[i + 1:]]
-        if any(isinstance(n, cst.Yield) for n in walk(st)):
-            return None  # a yield in a branch or a loop: when the rest runs is not read here
+    those after a `yield` that comes first in its body (after a docstring), or the `finally`
+    of a `try` that does nothing but yield, and what follows it. Code before the `yield`
+    (a name it binds, an effect it has) is not followed into the block: such a manager is
+    left out, rather than its teardown read without it."""
+    start = 1 if body and _is_docstring(body[0]) else 0
+    if len(body) <= start:
+        return None
+    first = body[start]
+    if _yields_alone(first):
+        return list(body[start + 1:])
+    if isinstance(first, cst.Try) and len(first.body.body) == 1 and _yields_alone(first.body.body[0]) \
+            and not first.handlers and first.orelse is None:
+        return [*(first.finalbody.body.body if first.finalbody is not None else ()), *body[start + 1:]]
     return None
+
+
+def _yields_alone(st) -> bool:
+    """`yield` or `yield x` as a statement of its own."""
+    return (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Expr)
+            and isinstance(st.body[0].value, cst.Yield))
+
+
+def _is_docstring(st) -> bool:
+    return (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Expr)
+            and isinstance(st.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _string_key(node: cst.BaseExpression) -> Optional[str]:

@@ -494,6 +494,12 @@ class Context:
             evidence=self._resolve(evidence), fix=fix, suggestion=suggestion, when=when or rule.when,
         ))
 
+    def withdraw(self, since: int) -> None:
+        """Drop the findings reported since there were `since` of them (a walk of a loop
+        that turned out not to be what the program does)."""
+        del self.diagnostics[since:]
+        self._seen = {k: i for k, i in self._seen.items() if i < since}
+
     def fix_unsafe_here(self, rule, node: cst.CSTNode) -> None:
         """The rule looked at `node` in a context where it finds nothing, but where the edit
         it makes in other contexts could change what the line computes (the same function

@@ -109,7 +109,8 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         # the instance's own line says why it has sparse gradients: an editor shows it first
         own = (replace(own[0], text=f"{own[0].text}; {why}"), *own[1:])
     return replace(receiver, flags=flags, parts=tuple(parts) if known else None,
-                   layers=tuple(c for attr in entries for c in layers.get(attr, ())),
+                   layers=(*((p, c) for p, c in receiver.layers if p == ""),
+                           *(c for attr in entries for c in layers.get(attr, ()))),
                    ties=ties.merged(groups) if ties_known else None, ordered=ordered and known,
                    evidence=own + tuple(dict.fromkeys([*shared[:1], *(evidence or dense)[:2]])))
 

@@ -34,7 +34,7 @@ class Program:
 
 def _program(variant: Variant, shape: Shape) -> Program:
     h = variant.hazard
-    header = (f"# expect-ok\n" if variant.safe else f"# expect-error: {h.error}\n")
+    header = ("# expect-ok\n" if variant.safe else f"# expect-error: {h.error}\n")
     files, report = {}, None
     for name, body in shape.build(variant).items():
         if not name.endswith(".py"):

@@ -9,6 +9,7 @@ in that statement is called with a `Context` that answers questions at that poin
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Optional
@@ -86,7 +87,7 @@ class Walker:
         self._dead_names: dict = {}
         # the names a per-element run binds to an element's name, and whether a test of one
         # was not decided (see `_unrolled`)
-        self._element_names: frozenset = frozenset()
+        self._per_element = False
         self._undecided = False
         self._shared: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
@@ -178,10 +179,12 @@ class Walker:
         # (`collect` only ever adds the module's definitions, so their count tells a change)
         key = (len(self.functions), len(self.classes))
         if self._module_names is None or self._module_names[0] != key:
-            self._module_names = (key, frozenset(self.functions) | frozenset(self.classes), ":=" in self.ctx.source)
+            self._module_names = (key, frozenset(self.functions) | frozenset(self.classes), ":=" in self.ctx.source,
+                                  frozenset(_MUTATED.findall(self.ctx.source or "")))
         inf = Inference(names, self.summary, outer, locals_, models=self.model_of, calls=self.calls,
                         project_names=self._module_names[1])
         inf.walrus_possible = self._module_names[2]
+        inf.mutated = self._module_names[3]
         return inf
 
     def definitions(self, st: cst.CSTNode, outer: dict[str, Fact]) -> None:
@@ -497,7 +500,10 @@ class Walker:
         if info is None:
             return None
         self.ctx.dependencies.update(info.files)
-        return Module(kind=info.name, flags=UNKNOWN, parts=None, cls=qualname, evidence=(
+        # (a class whose bases are all known is the torch layer it derives from, or only a module)
+        layer = info.torch_base or ("torch.nn.Module" if info.bases_known else None)
+        return Module(kind=info.name, flags=UNKNOWN, parts=None, cls=qualname, layers=(("", layer),) if layer else (),
+                      evidence=(
             Evidence.at(where, f"an instance of `{info.name}` ({os.path.basename(info.path)}:{info.line})"),))
 
     def _annotated_models(self, node: cst.FunctionDef, state: State) -> None:
@@ -762,8 +768,7 @@ class Walker:
             state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
-            if decided is None and self._element_names and any(
-                    isinstance(n, cst.Name) and n.value in self._element_names for n in walk(node.test)):
+            if decided is None and self._per_element and self._undecided_part(node.test, state):
                 self._undecided = True
             if decided is True:
                 return self.block(node.body.body, inf.refine(node.test, state, True))
@@ -996,6 +1001,19 @@ class Walker:
             out = join_states(out, e)
         return out, broken
 
+    def _undecided_part(self, test: cst.BaseExpression, state: State) -> bool:
+        """Whether a part of a test is not decided, `x is None` checks aside: a gradient
+        that may be missing is what every walk takes both ways."""
+        if isinstance(test, cst.BooleanOperation):
+            return self._undecided_part(test.left, state) or self._undecided_part(test.right, state)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._undecided_part(test.expression, state)
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+                and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+            return False
+        return self.ctx.inference.truth(test, state) is None
+
     def _dead_at_entry(self, node) -> Optional[frozenset]:
         """The locals of a loop in a function that every iteration binds before anything
         reads them: what the previous iteration left in them cannot matter. None outside a
@@ -1081,28 +1099,27 @@ class Walker:
             return None
         self.ctx.loops.append(node)
         start, reported = state, len(self.ctx.diagnostics)
-        outer_names, outer_undecided = self._element_names, self._undecided
-        self._undecided = False
+        outer = self._per_element, self._undecided
+        # a test the body makes that is not decided for an element (`if name in FROZEN:`,
+        # `if p in skip:`, `isinstance(m, ProjectTable)`) could keep that element from the
+        # lines below: then this run is not what the program does, and the loop is walked
+        # as one joined element instead
+        self._per_element, self._undecided = True, False
         try:
             for element in elements:
                 self.ctx.statement = self.ctx.line_node = node
                 self._call_hooks(node, state)
                 bound = state.copy()
                 inf._bind(node.target, element, bound, None)
-                # a test of an element's name that is not decided could keep any element
-                # from the lines below: then this run is not what the program does
-                self._element_names = frozenset(
-                    n.value for n in walk(node.target) if isinstance(n, cst.Name)
-                    and isinstance(bound.env.get(n.value), Const) and isinstance(bound.env[n.value].value, str))
                 state, _ = self._iteration(node.body.body, bound)
                 if self._undecided:
                     break
             undecided = self._undecided
         finally:
             self.ctx.loops.pop()
-            self._element_names, self._undecided = outer_names, outer_undecided
+            self._per_element, self._undecided = outer
         if undecided:
-            del self.ctx.diagnostics[reported:]
+            self.ctx.withdraw(reported)
             return self.loop(node, start, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         return state
 
@@ -1293,6 +1310,11 @@ def _mutable(fact) -> bool:
     place), or a generator (consumed once)."""
     return isinstance(fact, Items) and fact.kind != "tuple"
 
+
+# names whose container the module changes in place somewhere (`NO_DECAY.append("emb")`,
+# `SKIP[0] = ...`): what they were first bound to is not what every reader sees
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\.\s*(?:append|extend|insert|remove|pop|clear|add|update|discard|"
+                      r"setdefault|popitem)\s*\(|\[[^\]\n]*\]\s*=[^=]|\+=|\|=)")
 
 # a body walked once per element: for a few elements only
 MAX_UNROLLED = 4

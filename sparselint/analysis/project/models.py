@@ -47,6 +47,9 @@ class ModuleClass:
     torch_base: Optional[str] = None
     # the project files its outline read, for the result cache's key
     files: tuple[str, ...] = ()
+    # every base is known: a class of the project, `nn.Module` or a torch layer (what an
+    # `isinstance` test against a torch layer needs)
+    bases_known: bool = False
 
 
 @dataclass
@@ -762,10 +765,11 @@ class ProjectIndex:
         cls = self._class(qualname, importer, text)
         if cls is None:
             return None
-        torch_base, is_module = None, False
+        torch_base, is_module, known = None, False, not cls.node.keywords
         for base in cls.node.bases:
             bq = _qualify(base, cls.imports, cls.path)
             if bq is None:
+                known = False
                 continue
             if bq in MODULE_BASES:
                 is_module = True
@@ -778,9 +782,15 @@ class ProjectIndex:
                 if sub is not None:
                     is_module = True
                     torch_base = torch_base or sub.torch_base
+                    known = known and sub.bases_known
+                else:
+                    known = known and bq == "object"
+            else:
+                known = False
         if not is_module:
             return None
-        return ModuleClass(qualname, os.path.abspath(cls.path), cls.name, cls.node.lineno, torch_base)
+        return ModuleClass(qualname, os.path.abspath(cls.path), cls.name, cls.node.lineno, torch_base,
+                           bases_known=known)
 
 
 # Top-level packages that are never part of the project being checked.

@@ -12,7 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from ..facts import LEAF, NOGRAD, NONLEAF, Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
 from ...cst.names import CANONICAL, dotted
 from .state import State
@@ -115,10 +115,18 @@ class PythonValues:
             return v
         if isinstance(node, cst.Name) and node.value in _CONSTANTS:
             return _UNKNOWN
+        if isinstance(node, cst.Name) and node.value in getattr(self, "mutated", ()):
+            held = self.fact(node, state)
+            if isinstance(held, Const) and isinstance(held.value, (tuple, list)):
+                return _UNKNOWN  # a list changed in place somewhere: its first value is not known to hold
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             values = tuple(self.known_value(el.value, state) if not isinstance(el, cst.StarredElement) else _UNKNOWN
                            for el in node.elements)
             return _UNKNOWN if _UNKNOWN in values else values
+        if isinstance(node, cst.Attribute) and node.attr.value == "requires_grad":
+            held = self.fact(node.value, state)
+            if isinstance(held, Tensor) and held.grad in (LEAF, NONLEAF, NOGRAD):
+                return held.grad != NOGRAD
         if isinstance(node, cst.Attribute) and node.attr.value in ("layout", "is_sparse"):
             held = self.fact(node.value, state)
             if isinstance(held, Tensor) and held.layout in _LAYOUTS:

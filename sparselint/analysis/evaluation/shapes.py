@@ -65,6 +65,20 @@ def transpose(value, a: int = 0, b: int = 1):
     return permute(value, tuple(dims))
 
 
+def flip(value, dims: tuple):
+    """The value reversed along each of `dims`."""
+    shape = shape_of(value)
+    if shape is None or not shape or not all(isinstance(d, int) and not isinstance(d, bool) and -len(shape) <= d < len(shape)
+                                             for d in dims):
+        return None
+    axes = {d % len(shape) for d in dims}
+
+    def at(index):
+        return _get(value, [shape[k] - 1 - i if k in axes else i for k, i in enumerate(index)])
+
+    return _build(shape, at)
+
+
 def stack(values: list, dim: int = 0):
     shapes = [shape_of(v) for v in values]
     if not values or any(s is None for s in shapes) or len(set(shapes)) != 1:

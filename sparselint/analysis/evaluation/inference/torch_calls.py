@@ -314,6 +314,11 @@ class TorchCalls:
         return self._probed(node, state, r)
 
     def _literal_method(self, value, method: str, node: cst.Call):
+        if method == "flip" and len(node.args) == 1:
+            # `edge_index.flip(0)`: the reversed edges; `flip((0,))` and `flip(dims=[0])` too
+            dims = literal(node.args[0].value)
+            dims = (dims,) if isinstance(dims, int) and not isinstance(dims, bool) else dims
+            return shapes.flip(value, dims) if isinstance(dims, tuple) else None
         ints = [literal(a.value) for a in node.args if a.keyword is None]
         if any(not isinstance(i, int) or isinstance(i, bool) for i in ints):
             return None

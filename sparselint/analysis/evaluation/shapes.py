@@ -79,6 +79,21 @@ def flip(value, dims: tuple):
     return _build(shape, at)
 
 
+def repeat(value, reps: tuple):
+    """`Tensor.repeat(*reps)`: the value tiled `reps` times along each dimension, new leading
+    dimensions first."""
+    shape = shape_of(value)
+    if shape is None or len(reps) < len(shape) or any(r < 0 for r in reps):
+        return None
+    for _ in range(len(reps) - len(shape)):
+        value = (value,)
+    shape = (1,) * (len(reps) - len(shape)) + shape
+    new_shape = tuple(s * r for s, r in zip(shape, reps))
+    if size(new_shape) > MAX_ELEMENTS:
+        return None
+    return _build(new_shape, lambda index: _get(value, [i % s for i, s in zip(index, shape)]))
+
+
 def stack(values: list, dim: int = 0):
     shapes = [shape_of(v) for v in values]
     if not values or any(s is None for s in shapes) or len(set(shapes)) != 1:

@@ -12,7 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import LEAF, NOGRAD, NONLEAF, Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from ..facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
 from ...cst.names import CANONICAL, dotted
 from .state import State
@@ -123,10 +123,6 @@ class PythonValues:
             values = tuple(self.known_value(el.value, state) if not isinstance(el, cst.StarredElement) else _UNKNOWN
                            for el in node.elements)
             return _UNKNOWN if _UNKNOWN in values else values
-        if isinstance(node, cst.Attribute) and node.attr.value == "requires_grad":
-            held = self.fact(node.value, state)
-            if isinstance(held, Tensor) and held.grad in (LEAF, NONLEAF, NOGRAD):
-                return held.grad != NOGRAD
         if isinstance(node, cst.Attribute) and node.attr.value in ("layout", "is_sparse"):
             held = self.fact(node.value, state)
             if isinstance(held, Tensor) and held.layout in _LAYOUTS:

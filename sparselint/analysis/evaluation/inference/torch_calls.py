@@ -103,6 +103,13 @@ class TorchCalls:
             t = Tensor(layout="strided", grad=grad, origin="factory", shape=shape)
             if grad == LEAF:
                 t = t.why(where, f"a leaf that requires grad: `{short}(..., requires_grad=True)`")
+            if q == "torch.arange" and 1 <= len(node.args) <= 3 and all(a.keyword is None for a in node.args):
+                # `torch.arange(n)` with `n` known: the values it holds (self-loop indices)
+                bounds = [self.value(a.value, state) for a in node.args]
+                if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and (len(bounds) < 3 or bounds[2]):
+                    span = range(*bounds)
+                    if len(span) <= shapes.MAX_ELEMENTS:
+                        return _literal_tensor(tuple(span), t)
             return t
         if q == api.PARAMETER:
             inner = arg(node, 0, "data")
@@ -330,6 +337,8 @@ class TorchCalls:
             return shapes.transpose(value, *ints)
         if method == "permute" and ints:
             return shapes.permute(value, tuple(ints))
+        if method == "repeat" and ints:
+            return shapes.repeat(value, tuple(ints))
         return None
 
     def _literal_data(self, node: cst.BaseExpression):

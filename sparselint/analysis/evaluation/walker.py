@@ -1001,6 +1001,39 @@ class Walker:
             out = join_states(out, e)
         return out, broken
 
+    def _parameter_owners(self, node: cst.For, elements: tuple, state: State) -> dict:
+        """For a loop over `X.parameters()` / `X.named_parameters()` of a model known by path:
+        id of each element run -> {parameter variable: (X, the parameter names it stands
+        for)}. An element stands for every parameter whose fact it is (one run per kind)."""
+        it = node.iter
+        if not (_parameters_call(it) and it.func.attr.value in ("parameters", "named_parameters")):
+            return {}
+        owner = dotted(it.func.value)
+        source = self.ctx.inference.fact(it, state)
+        if owner is None or not isinstance(source, Params) or source.parts is None:
+            return {}
+        from .inference.effects import elements_of
+        every = elements_of(source)
+        if every is None or len(every) != len(source.parts):
+            return {}
+        named = it.func.attr.value == "named_parameters"
+        target = node.target
+        if named:
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2
+                    and isinstance(target.elements[1].value, cst.Name)):
+                return {}
+            variable = target.elements[1].value.value
+        elif isinstance(target, cst.Name):
+            variable = target.value
+        else:
+            return {}
+        out = {}
+        for element in elements:
+            names = tuple(n for (n, _), e in zip(source.parts, every) if e == element)
+            if names:
+                out[id(element)] = {variable: (owner, names)}
+        return out
+
     def _undecided_part(self, test: cst.BaseExpression, state: State) -> bool:
         """Whether a part of a test is not decided, `x is None` checks aside: a gradient
         that may be missing is what every walk takes both ways."""
@@ -1105,12 +1138,15 @@ class Walker:
         # lines below: then this run is not what the program does, and the loop is walked
         # as one joined element instead
         self._per_element, self._undecided = True, False
+        owners = self._parameter_owners(node, elements, state) if params else {}
+        outer_parts = dict(inf.element_parts)
         try:
             for element in elements:
                 self.ctx.statement = self.ctx.line_node = node
                 self._call_hooks(node, state)
                 bound = state.copy()
                 inf._bind(node.target, element, bound, None)
+                inf.element_parts = {**outer_parts, **owners.get(id(element), {})}
                 state, _ = self._iteration(node.body.body, bound)
                 if self._undecided:
                     break
@@ -1118,6 +1154,7 @@ class Walker:
         finally:
             self.ctx.loops.pop()
             self._per_element, self._undecided = outer
+            inf.element_parts = outer_parts
         if undecided:
             self.ctx.withdraw(reported)
             return self.loop(node, start, lambda s: inf.bind_loop_target(node.target, node.iter, s))

@@ -691,6 +691,10 @@ class Effects:
     def _freeze(self, path: str, state: State) -> bool:
         """`model.emb.weight.requires_grad_(False)`: that parameter gets no gradient, in the
         module that owns it (the nearest enclosing path with a module fact)."""
+        if path in self.element_parts:
+            owner, names = self.element_parts[path]
+            frozen = [self._freeze(f"{owner}.{n}", state) for n in names]
+            return bool(frozen) and all(frozen)
         parts = path.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             owner, suffix = ".".join(parts[:cut]), ".".join(parts[cut:])

@@ -59,6 +59,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         self.sparse_weights: dict[str, cst.Call] = {}
         # False when the source holds no `:=`: no statement needs a search for one
         self.walrus_possible = True
+        # a loop variable bound, in a per-element run, to parameters of a model known by
+        # path: variable -> (model path, parameter names) (`for p in model.emb.parameters():
+        # p.requires_grad = False` freezes them)
+        self.element_parts: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     def lookup(self, path: str, state: State) -> Optional[Fact]:
         fact = state.env.get(path)

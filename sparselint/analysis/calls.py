@@ -883,7 +883,7 @@ class Calls:
         `@contextlib.contextmanager` function of this file runs then, with the block's facts
         (`yield` then `for p in model.parameters(): ...`). Its findings count; what it changes
         is not followed."""
-        if not isinstance(expr, cst.Call):
+        if not isinstance(expr, cst.Call) or "contextmanager" not in (self.walker.ctx.source or ""):
             return
         target = self._target(expr, state)
         if not isinstance(target, _Target) or target.node is None or target.walker is not None:
@@ -2252,11 +2252,10 @@ def _own_class(cls: Optional[str], path: str) -> Optional[str]:
 
 def _local_class(fact, path: str) -> Optional[str]:
     """The name of a class of this file that made a module fact."""
-    import os
-    if not isinstance(fact, Module) or not fact.cls:
+    if not isinstance(fact, Module) or not fact.cls or "::" not in fact.cls:
         return None
-    file, _, name = fact.cls.partition("::")
-    return name if os.path.abspath(file) == os.path.abspath(path) else None
+    name = _own_class(fact.cls, path)
+    return name if name != fact.cls else None
 
 
 def _decorator_name(d: cst.Decorator) -> str:

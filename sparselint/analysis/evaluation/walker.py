@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from contextlib import contextmanager
+from functools import reduce
 from dataclasses import replace
 from typing import Callable, Optional
 
@@ -85,8 +86,8 @@ class Walker:
         self._unroll_shapes: dict = {}
         self._unaliased_names: dict = {}
         self._dead_names: dict = {}
-        # the names a per-element run binds to an element's name, and whether a test of one
-        # was not decided (see `_unrolled`)
+        # a per-element run of a loop is under way, and whether one of its tests was not
+        # decided (see `_unrolled`)
         self._per_element = False
         self._undecided = False
         self._shared: dict = {}
@@ -996,10 +997,7 @@ class Walker:
         ends = continued if exits else [end, *continued]
         if not ends:
             return end, broken  # every path leaves the loop or the function
-        out = ends[0]
-        for e in ends[1:]:
-            out = join_states(out, e)
-        return out, broken
+        return reduce(join_states, ends), broken
 
     def _parameter_owners(self, node: cst.For, elements: tuple, state: State) -> dict:
         """For a loop over `X.parameters()` / `X.named_parameters()` of a model known by path:

@@ -499,13 +499,10 @@ def _submodules(model: Module, method: str) -> Optional[Items]:
     paths = model.submodules()
     if paths is None:
         return None
-    if method in ("children", "named_children"):
-        paths = tuple(p for p in paths if "." not in p)
-    found = [(p, model.child(p)) for p in paths]
-    if method == "modules":
-        return Items((model, *(m for _, m in found)), "generator")
-    if method == "named_modules":
-        return Items((Items((Const(value=""), model)), *(Items((Const(value=p), m)) for p, m in found)), "generator")
-    if method == "children":
-        return Items(tuple(m for _, m in found), "generator")
-    return Items(tuple(Items((Const(value=p), m)) for p, m in found), "generator")
+    if method.endswith("children"):
+        pairs = [(p, model.child(p)) for p in paths if "." not in p]
+    else:
+        pairs = [("", model), *((p, model.child(p)) for p in paths)]
+    if method.startswith("named_"):
+        return Items(tuple(Items((Const(value=p), m)) for p, m in pairs), "generator")
+    return Items(tuple(m for _, m in pairs), "generator")

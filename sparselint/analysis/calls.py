@@ -26,7 +26,7 @@ from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Opt
                                with_evidence, NOGRAD)
 from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
-from .cst.syntax import assigned_names, parameters_of
+from .cst.syntax import assigned_names, parameter_loop_owner, parameters_of
 from .cst.tree import statements, walk
 from .decorators import keeps_call
 from . import records
@@ -1760,6 +1760,14 @@ class Calls:
             path = dotted(given) if isinstance(given, cst.BaseExpression) else None
             if path:
                 paths[name] = path
+            elif isinstance(bound.get(name), Module) and isinstance(given, cst.BaseExpression):
+                # a submodule picked by index (`freeze(model.layers[0])`) is the parameters
+                # named under it; one reached otherwise is forgotten with what holds it
+                picked = _module_index_path(given)
+                if picked:
+                    paths[name] = picked
+                elif _root_name(given):
+                    containers[name] = _root_name(given)
             elif isinstance(given, _Unpacked) and given.container:
                 # an element of a container held by a name: what the callee does to it cannot
                 # be followed back to the name that holds it, so the container is forgotten
@@ -1856,6 +1864,10 @@ class Calls:
         if node not in self._untracked:
             params = parameters_of(node)
             found = False
+            # a freeze written on a loop variable over a parameter's `parameters()` is
+            # followed (per element, or by forgetting what that parameter holds)
+            looped = {var for n in walk(node.body) if type(n) is cst.For
+                      for var, owner in parameter_loop_owner(n).items() if owner.split(".")[0] in params}
             for n in walk(node.body):
                 target = None
                 kind = type(n)
@@ -1866,6 +1878,8 @@ class Calls:
                     target = cst.Attribute(value=n.func.value, attr=cst.Name("requires_grad"))
                 if isinstance(target, cst.Attribute) and target.attr.value in ("grad", "data", "requires_grad"):
                     root = (dotted(target) or "").split(".")[0]
+                    if root in looped and target.attr.value == "requires_grad" and dotted(target.value) == root:
+                        continue
                     if root not in params:
                         found = True
                         break
@@ -2197,6 +2211,28 @@ def _portable_written(written: tuple, ctx, path: str) -> tuple:
 
 def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:
     return _travelling(evidence, ctx, path)
+
+
+def _module_index_path(expr: cst.BaseExpression) -> Optional[str]:
+    """`model.layers[0]` as the path its parameters are named under (`model.layers.0`)."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+        return None
+    index = expr.slice[0].slice
+    base = dotted(expr.value)
+    if base is None or not isinstance(index, cst.Index):
+        return None
+    key = index.value
+    if isinstance(key, cst.Integer):
+        return f"{base}.{key.value}"
+    if isinstance(key, cst.SimpleString) and key.evaluated_value.isidentifier():
+        return f"{base}.{key.evaluated_value}"
+    return None
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _paths_in(expr: cst.BaseExpression) -> set[str]:

@@ -170,6 +170,21 @@ def grad_free(with_node: cst.With, qualify: Callable) -> bool:
     return any(qualify(i.item.func if isinstance(i.item, cst.Call) else i.item) in _GRAD_FREE for i in with_node.items)
 
 
+def parameter_loop_owner(node) -> dict:
+    """{loop variable: X} for `for p in X.parameters()` or `for name, p in
+    X.named_parameters()`, X a path."""
+    it = node.iter if type(node) is cst.For else None
+    if not (type(it) is cst.Call and type(it.func) is cst.Attribute and not it.args
+            and it.func.attr.value in ("parameters", "named_parameters")):
+        return {}
+    owner, target = dotted(it.func.value), node.target
+    if it.func.attr.value == "named_parameters":
+        if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+            return {}
+        target = target.elements[1].value
+    return {target.value: owner} if owner and isinstance(target, cst.Name) else {}
+
+
 def parameters_of(func: cst.FunctionDef) -> set[str]:
     p = func.params
     names = [a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params)]

@@ -31,7 +31,8 @@ from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
 from ..cst.names import Names, dotted, is_torch
 from .exceptions import ExceptionClasses
-from ..cst.syntax import assigned_names, backward_calls_in_block, parameters_of, sparse_embedding_weights
+from ..cst.syntax import (assigned_names, backward_calls_in_block, parameter_loop_owner, parameters_of,
+                          sparse_embedding_weights)
 from ..cst.tree import children, walk
 
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -961,6 +962,9 @@ class Walker:
         iteration leaves behind (what the second iteration sees); findings of both count."""
         body = node.body.body
         self.ctx.loops.append(node)
+        inf = self.ctx.inference
+        outer_owners = inf.loop_owners
+        inf.loop_owners = {**outer_owners, **parameter_loop_owner(node)}
         try:
             self.ctx.statement = self.ctx.line_node = node
             self._call_hooks(node, state)
@@ -978,6 +982,7 @@ class Walker:
                     end, broken = join_states(end, second), broken + more
         finally:
             self.ctx.loops.pop()
+            inf.loop_owners = outer_owners
         # A loop that surely runs and never breaks leaves what its iterations leave.
         out = end if _runs_through(node) else join_states(state, end)
         for at_break in broken:
@@ -1137,7 +1142,8 @@ class Walker:
         # as one joined element instead
         self._per_element, self._undecided = True, False
         owners = self._parameter_owners(node, elements, state) if params else {}
-        outer_parts = dict(inf.element_parts)
+        outer_parts, outer_owners = dict(inf.element_parts), inf.loop_owners
+        inf.loop_owners = {**outer_owners, **parameter_loop_owner(node)}
         try:
             for element in elements:
                 self.ctx.statement = self.ctx.line_node = node
@@ -1152,7 +1158,7 @@ class Walker:
         finally:
             self.ctx.loops.pop()
             self._per_element, self._undecided = outer
-            inf.element_parts = outer_parts
+            inf.element_parts, inf.loop_owners = outer_parts, outer_owners
         if undecided:
             self.ctx.withdraw(reported)
             return self.loop(node, start, lambda s: inf.bind_loop_target(node.target, node.iter, s))

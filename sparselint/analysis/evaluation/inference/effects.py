@@ -585,6 +585,7 @@ class Effects:
                 state.saved.clear()
             for path in sorted(outcome.effects, key=len):
                 state.bind(path, outcome.effects[path])
+                self._into_owner(path, outcome.effects[path], state)
             state.saved.update(outcome.saved)
             return
         q = self.names.qualify(func)
@@ -695,6 +696,12 @@ class Effects:
             owner, names = self.element_parts[path]
             frozen = [self._freeze(f"{owner}.{n}", state) for n in names]
             return bool(frozen) and all(frozen)
+        if path in self.loop_owners:
+            # which of its parameters this run stands for is not known
+            owner = self.loop_owners[path]
+            state.bind(owner, None)
+            self._into_owner(owner, None, state)
+            return True
         parts = path.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             owner, suffix = ".".join(parts[:cut]), ".".join(parts[cut:])
@@ -711,6 +718,36 @@ class Effects:
                     self.freeze_shared(f"{owner}.{name}", state)  # its other names are the same parameter
             return True
         return False
+
+    def _into_owner(self, path: str, fact, state: State) -> None:
+        """A helper given a submodule (`freeze(model.emb)`) changed what its parameters get:
+        the module that holds it holds the changed parameters too."""
+        if fact is not None and (not isinstance(fact, Module) or fact.parts is None):
+            return
+        parts = path.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner_path = ".".join(parts[:cut])
+            owner = state.env.get(owner_path) or self.lookup(owner_path, state)
+            if isinstance(owner, Module):
+                break
+        else:
+            return
+        if owner.parts is None:
+            return
+        prefix = ".".join(parts[cut:]) + "."
+        held = {n[len(prefix):]: f for n, f in owner.parts if n.startswith(prefix)}
+        if fact is None:
+            if held:  # what its submodule's parameters get is no longer known
+                state.bind(owner_path, None)
+                self._into_owner(owner_path, None, state)
+            return
+        if set(held) != {n for n, _ in fact.parts}:
+            return  # not the submodule it held (a new one was set): not followed here
+        changed = dict(fact.parts)
+        parts = tuple((n, changed[n[len(prefix):]] if n.startswith(prefix) else f) for n, f in owner.parts)
+        if parts != owner.parts:
+            state.env[owner_path] = replace(owner, parts=parts, flags=union_flags(f for _, f in parts))
+            self._into_owner(owner_path, state.env[owner_path], state)
 
     def _sparse_operand_effect(self, q: str, a, b, state: State, where) -> None:
         ap = dotted(a) if a is not None else None

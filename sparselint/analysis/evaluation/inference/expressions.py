@@ -63,6 +63,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         # path: variable -> (model path, parameter names) (`for p in model.emb.parameters():
         # p.requires_grad = False` freezes them)
         self.element_parts: dict[str, tuple[str, tuple[str, ...]]] = {}
+        # a loop variable over `X.parameters()` of a model X known by path, in any run of
+        # the loop: variable -> X (a freeze written on it that no per-element run places
+        # leaves X's parameters unknown)
+        self.loop_owners: dict[str, str] = {}
 
     def lookup(self, path: str, state: State) -> Optional[Fact]:
         fact = state.env.get(path)

@@ -182,7 +182,7 @@ def _analyse(text: str, path: str, rules, dependencies: Optional[set] = None) ->
     if reduced.text is None:
         return []  # nothing in this file can matter: no LibCST parse
     if verdict.tree is not None:
-        deep = [s for s in pyparse.deep_statements(verdict.tree, text) if pyparse.kept(s, reduced.text)]
+        deep = [s for s in pyparse.deep_statements(verdict.tree, text, reduced=reduced.text) if pyparse.kept(s, reduced.text)]
         if deep:
             # LibCST's native parse cannot be interrupted: refuse it up front
             line = deep[0][0]

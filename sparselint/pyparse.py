@@ -64,13 +64,23 @@ def _longest_line(text: str) -> int:
     return max(range(len(lines)), key=lambda i: len(lines[i])) + 1 if lines else 1
 
 
-def deep_statements(tree: ast.Module, text: str, limit: int = MAX_DEPTH) -> list[tuple[int, int]]:
+def deep_statements(tree: ast.Module, text: str, limit: int = MAX_DEPTH,
+                    reduced: Optional[str] = None) -> list[tuple[int, int]]:
     """The (first, last) lines of statements holding an expression nested more than `limit`
     levels deep, innermost statements only. A level costs at least one character, so only a
-    statement whose lines span more than `limit` characters is walked."""
+    statement whose lines span more than `limit` characters is walked; with `reduced` (what
+    the reduction leaves of the text), only one of which some line is left."""
     starts = line_starts(text)
+    # written[n]: how many of the first n lines the reduction left
+    written = [0]
+    for line in split_lines(reduced) if reduced is not None else ():
+        written.append(written[-1] + bool(line.strip()))
 
     def span(node: ast.stmt) -> int:
+        if reduced is not None:
+            last = min(node.end_lineno, len(written) - 1)
+            if node.lineno > last or written[last] == written[node.lineno - 1]:
+                return 0  # none of its lines is parsed
         end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
         return end - starts[node.lineno - 1]
 

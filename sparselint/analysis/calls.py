@@ -506,6 +506,8 @@ class Calls:
         tokens = w.ctx.tokens
         if tokens is not None and not index.value_may_matter(file, name, tokens):
             return None  # nothing sparse-related builds it: unknown, without running its module
+        if self._body_not_run(file):
+            return None
         there = self._walker_for(file)
         if there is None or not there.bound_once(name):
             return None
@@ -534,12 +536,21 @@ class Calls:
         for module, local in modules:
             # a module of the project first: the names a module reads take a walk of its tree
             file = index._import_file(module, self.walker.ctx.path) if module else None
-            if file is None or local in self._names_read():
+            if file is None or local in self._names_read() or self._body_not_run(file):
                 continue
             there = self._walker_for(file)
             if there is not None:
                 self.walker.ctx.dependencies.add(file)
                 there.module_facts()
+
+    def _body_not_run(self, file: str) -> bool:
+        """A module too large for its body to be run for its facts (`module_facts`): not
+        worth a parse for them alone, unless a walker over it is already at hand."""
+        from .evaluation.walker import MAX_MODULE_FACTS_SOURCE
+        from .project.models import project_index
+        if file in self._foreign:
+            return False
+        return len(project_index()._text(file) or "") > MAX_MODULE_FACTS_SOURCE
 
     def _names_read(self) -> frozenset:
         if self._read is None:

@@ -540,7 +540,7 @@ class ProjectIndex:
         start, end = where
         nxt = _TOP_LEVEL.search(body, end)
         text = body[start:nxt.start() if nxt else len(body)]
-        starts = list(_METHOD.finditer(text))
+        starts = list(_line_matches(_METHOD, _DEF_WORD, text))
         return [(d.group(1), text[d.start():starts[k + 1].start() if k + 1 < len(starts) else len(text)])
                 for k, d in enumerate(starts)]
 
@@ -551,7 +551,7 @@ class ProjectIndex:
             body = self._text(file) or ""
             found = []
             if tokens.search(body):
-                for m in _DEF.finditer(body):
+                for m in _line_matches(_DEF, _DEF_WORD, body):
                     nxt = _TOP_LEVEL.search(body, m.end())
                     code = body[m.start():nxt.start() if nxt else len(body)]
                     if _holds(tokens, code):
@@ -696,9 +696,9 @@ class ProjectIndex:
         found = self._outlines.get(key)
         if found is None:
             defs: dict[str, int] = {}
-            for m in _DEF_START.finditer(body):
+            for m in _line_matches(_DEF_START, _DEF_WORD, body):
                 defs.setdefault(m.group(1), m.start())
-            for m in _CLASS_START.finditer(body):
+            for m in _line_matches(_CLASS_START, _CLASS_WORD, body, _line_start_of_decorators):
                 # a dataclass or NamedTuple (its field defaults run where an instance is
                 # made), or a plain class (its `__init__` does)
                 if _record_header(m) or _PLAIN_HEADER.match(m.group(3)):
@@ -797,6 +797,9 @@ class ProjectIndex:
 _NOT_PROJECT = frozenset({"torch", "numpy", "typing", "os", "sys", "collections", "functools", "itertools",
                           "dataclasses", "math", "re", "abc", "enum", "warnings", "logging", "json", "copy",
                           "contextlib", "inspect", "__future__", "pathlib", "time", "random"})
+_IMPORT_WORD = re.compile(r"import[ \t]")
+_DEF_WORD = re.compile(r"def[ \t]")
+_CLASS_WORD = re.compile(r"class[ \t]")
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w ,\t]+)|import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?))", re.M)
 
 
@@ -1024,16 +1027,16 @@ _CLASS_NAME = re.compile(r"^class[ \t]+(\w+)\b", re.M)
 _VALUE_NAME = re.compile(r"^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def _class_starts(body: str) -> dict[str, tuple[int, int]]:
     """Where each top-level class of a module starts (the first of each name), read once."""
     found: dict[str, tuple[int, int]] = {}
-    for m in _CLASS_NAME.finditer(body):
+    for m in _line_matches(_CLASS_NAME, _CLASS_WORD, body):
         found.setdefault(m.group(1), (m.start(), m.end()))
     return found
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def _value_starts(body: str) -> dict[str, int]:
     """Where the statement binding each module-level name first ends its target, read once."""
     found: dict[str, int] = {}
@@ -1057,13 +1060,34 @@ _CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)", re.M)
 @lru_cache(maxsize=64)
 def _base_words(text: str) -> frozenset:
     """Every word of the base lists of the classes of a text, read once per text."""
-    return frozenset(w for m in _CLASS_BASES.finditer(text) for w in re.findall(r"\w+", m.group(1)))
+    return frozenset(w for m in _line_matches(_CLASS_BASES, _CLASS_WORD, text) for w in re.findall(r"\w+", m.group(1)))
+
+
+def _line_matches(pattern: re.Pattern, word: re.Pattern, text: str, back=None):
+    """`pattern.finditer(text)` for a pattern of lines (`^` under `re.M`) whose first line
+    holds `word`: found from each `word` back to its line's start (or to where `back` says
+    the match starts, given that line's start). A pattern that starts with a literal is
+    searched for at C speed; one that starts at any line's start tries every character."""
+    last = end = -1
+    for m in word.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == last:
+            continue
+        last = start
+        if back is not None:
+            start = back(text, start)
+        if start < end:
+            continue  # inside the match before (a base list over several lines)
+        found = pattern.match(text, start)
+        if found is not None:
+            end = found.end()
+            yield found
 
 
 def _import_lines(text: str):
     """(module, [(imported name, local name)]) of the import statements of a text, read by
     a cheap regex; the imported name is None where the module itself is bound."""
-    for m in _IMPORT_LINE.finditer(text):
+    for m in _line_matches(_IMPORT_LINE, _IMPORT_WORD, text):
         if m.group(1) is not None:
             module = m.group(1)
             pairs = [(part.split(" as ")[0].strip(), part.split(" as ")[-1].strip())

@@ -22,6 +22,7 @@ and a docstring that mentions `sparse_coo_tensor` are not tokens.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import cached_property
 from typing import Iterable
 
@@ -112,6 +113,16 @@ class Tokens:
         return tuple((lit.encode(), re.compile(rx.pattern.encode()), dot, dead and re.compile(dead.pattern.encode()))
                      for lit, rx, dot, dead in self._checks)
 
+    @cached_property
+    def _keys(self) -> tuple:
+        """For str and for bytes: a piece of each check's literal (`sparse` of
+        `sparse_coo_tensor`) that other literals hold too, if any."""
+        lits = [lit for lit, _, _, _ in self._checks]
+        pieces = {lit: {p for p in re.split(r"[_.]", lit) if len(p) >= 4} for lit in lits}
+        shared = Counter(p for found in pieces.values() for p in found)
+        keys = [max((p for p in pieces[lit] if shared[p] > 1), key=lambda p: (shared[p], p), default=None) for lit in lits]
+        return tuple(keys), tuple(k.encode() if k is not None else None for k in keys)
+
     def search(self, text) -> bool:
         """Whether the raw text (str or bytes) may hold a token; comments and strings count.
         A callee-only token also counts shortly after `import` (`from torch import
@@ -120,7 +131,16 @@ class Tokens:
         raw = isinstance(text, (bytes, bytearray))
         imported = b"import" if raw else "import"
         called = self._called_literals[1 if raw else 0]
-        for lit, rx, dot, dead in (self._byte_checks if raw else self._checks):
+        absent = set()
+        for (lit, rx, dot, dead), key in zip(self._byte_checks if raw else self._checks, self._keys[1 if raw else 0]):
+            # a text without `sparse` holds none of the many literals that contain it: one
+            # scan for them all (the scans, not the matches, are what this costs)
+            if key is not None:
+                if key in absent:
+                    continue
+                if key not in text:
+                    absent.add(key)
+                    continue
             at = text.find(lit)
             while at != -1:
                 before = text[at - 1:at]

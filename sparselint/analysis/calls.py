@@ -38,6 +38,8 @@ MAX_MODEL_DEPTH = 8
 _GLOBAL = "<global>"
 # the statements that store through their target (`x.name = ...`, `del x.name`)
 _STORING = frozenset({cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del})
+# The name a decorator's argument is held under while the decorator is called.
+_DECORATED = "__decorated_function"
 # The chain of callees being analysed, across files, so mutual recursion between modules ends.
 _ACTIVE: list[cst.FunctionDef] = []
 # Modules of the project parsed for calls into them, once per process: (path, hash of text)
@@ -95,6 +97,8 @@ class _Target:
     backward: Optional[cst.FunctionDef] = None
     # the receiver is an object of a class of the callee's own module, named there locally
     own_class: bool = False
+    # its body runs as written, its decorators aside (the function a decorator wraps)
+    bare: bool = False
 
 
 def literal_fact(node: Optional[cst.BaseExpression]) -> Optional[Fact]:
@@ -396,11 +400,11 @@ class Calls:
 
     # -- callables held as values --------------------------------------------------------
 
-    def call_value(self, fact: Callee, call: cst.Call, state) -> Optional[Outcome]:
+    def call_value(self, fact: Callee, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         """Calling a callable held as a value runs what a direct call of it runs, with the
         arguments a `functools.partial` stored bound first; anything that cannot be
         determined gives no outcome (the result and effects are unknown)."""
-        site = call
+        site = site if site is not None else call
         placeholders = ()
         if fact.args or fact.kwargs:
             call, state, placeholders = self._with_stored(fact, call, state)
@@ -458,7 +462,7 @@ class Calls:
         owner = there if there is not None else w
         if fact.node is not None:
             node = fact.node if isinstance(fact.node, cst.FunctionDef) else owner.calls._lambda_def(fact.node)
-            return _Target(node, fact.target, walker=there, summary=True, closure=fact.closure)
+            return _Target(node, fact.target, walker=there, summary=True, closure=fact.closure, bare=fact.bare)
         if there is not None:
             if fact.target in there.functions:
                 return _Target(there.functions[fact.target], fact.target, walker=there, summary=True)
@@ -471,7 +475,7 @@ class Calls:
             cls, _, method = fact.target.partition(".")
             return self._method(cls, method, fact.receiver, None, bound=fact.receiver is not None)
         if fact.target in w.functions:
-            return _Target(w.functions[fact.target], fact.target, summary=True)
+            return _Target(w.functions[fact.target], fact.target, summary=True, bare=fact.bare)
         if fact.target in w.classes:
             return self._class_target(fact.target, call, state)
         return None
@@ -1358,8 +1362,12 @@ class Calls:
 
     def _invoke(self, target: _Target, call: cst.Call, state, site: Optional[cst.CSTNode] = None) -> Optional[Outcome]:
         site = site if site is not None else call
-        if target.node is not None and target.node.decorators and not (target.walker or self.walker).calls.keeps_call(target.node):
-            return None  # a decorator that hides the body: the call is unknown
+        if target.node is not None and target.node.decorators and not target.bare:
+            wrapped = self._through_decorators(target, call, state, site)
+            if wrapped is not None:
+                return wrapped
+            if not (target.walker or self.walker).calls.keeps_call(target.node):
+                return None  # a decorator that hides the body: the call is unknown
         if target.node is None and target.makes == "module":
             return self._module_without_init(target, call, state)
         if target.node is None:
@@ -1484,6 +1492,50 @@ class Calls:
         else:
             outcome.returned = result.returned
         return outcome
+
+    def _through_decorators(self, target: _Target, call: cst.Call, state, site) -> Optional[Outcome]:
+        """A function of this file decorated by functions of this file runs what they make
+        of it: each decorator (or what a decorator factory returns) is called with the
+        function so far, and the call runs the last wrapper, whose body calls the function
+        as written where it does. None where any step is not known."""
+        node = target.node
+        if target.walker is not None or target.receiver is not None or target.makes is not None:
+            return None
+        if len(_ACTIVE) >= MAX_DEPTH:
+            return None
+        value: Optional[Fact] = Callee(target=target.name, node=node if target.closure else None,
+                                       local=not target.closure, closure=target.closure, bare=True)
+        for decorator in reversed(node.decorators):
+            expr = decorator.decorator
+            if self._decorator_function(expr.func if isinstance(expr, cst.Call) else expr) is None:
+                return None  # torch's, the standard library's, an unknown one: not run here
+            made = self._value_of_call(expr, state) if isinstance(expr, cst.Call) else Callee(target=expr.value, local=True) \
+                if isinstance(expr, cst.Name) else None
+            if not isinstance(made, Callee):
+                return None
+            value = self._call_with(made, value, expr, state, site)
+            if not isinstance(value, Callee):
+                return None
+        return self.call_value(value, call, state, site=site)
+
+    def _value_of_call(self, call: cst.Call, state) -> Optional[Fact]:
+        """What a call returns (a decorator factory's decorator), analysed now."""
+        target = self._target(call, state)
+        if isinstance(target, Callee):
+            outcome = self.call_value(target, call, state)
+        elif isinstance(target, _Target):
+            outcome = self._invoke(target, call, state)
+        else:
+            return None
+        return outcome.returned if outcome is not None else None
+
+    def _call_with(self, fact: Callee, argument: Fact, func: cst.BaseExpression, state, site) -> Optional[Fact]:
+        """What calling a callable value with one value returns (a decorator given the
+        function it decorates)."""
+        held = state.copy()
+        held.env[_DECORATED] = argument
+        outcome = self.call_value(fact, cst.Call(func=func, args=[cst.Arg(cst.Name(_DECORATED))]), held, site=site)
+        return outcome.returned if outcome is not None else None
 
     def _made_module(self, target: _Target, receiver: Module, result: _Result) -> Module:
         """What a model class's instance is made of, from what its constructor stored."""

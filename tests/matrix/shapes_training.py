@@ -141,6 +141,17 @@ def clip_context_manager(v):
                f"emb = {v.src}\nwith clipped_step(emb) as m:\n    m({INPUT}).sum().backward()\n")
 
 
+@shape("clipping in the wrapper a decorator factory puts around the step", "2", codes={"SPL301"})
+def clip_decorator_factory(v):
+    return one(f"import functools\n\n\ndef clipped(max_norm):\n    def decorate(step):\n"
+               f"        @functools.wraps(step)\n        def wrapper(model, *args):\n"
+               f"            out = step(model, *args)\n"
+               f"            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # <report>\n"
+               f"            return out\n        return wrapper\n    return decorate\n\n\n"
+               f"@clipped(1.0)\ndef train_step(model, x):\n    model(x).sum().backward()\n\n\n"
+               f"train_step({v.src}, {INPUT})\n")
+
+
 @shape("clipping in the `finally` around a `@contextmanager`'s `yield`", "4", codes={"SPL301"})
 def clip_context_manager_finally(v):
     return one(f"import contextlib\n\n\n@contextlib.contextmanager\ndef clipped_step(model):\n    try:\n"

@@ -269,6 +269,9 @@ class Callee:
     file: str = ""
     args: tuple[Optional["Fact"], ...] = ()
     kwargs: tuple[tuple[str, Optional["Fact"]], ...] = ()
+    # the function as its `def` wrote it, before its decorators applied (what a decorator
+    # is given)
+    bare: bool = False
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     @property

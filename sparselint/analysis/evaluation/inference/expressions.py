@@ -415,6 +415,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 kws = tuple((a.keyword.value, self.value(a.value, state)) for a in node.args[1:] if a.keyword is not None)
                 return Callee(target=target, keywords=kws)
             return self._partial(node, state)
+        if (type(func) is cst.Call and self.callee_name(func.func, state) == "functools.wraps" and len(node.args) == 1
+                and not node.args[0].star and node.args[0].keyword is None):
+            # `functools.wraps(fn)(wrapper)`: the wrapper, with the name of what it wraps
+            return self.fact(node.args[0].value, state)
         if q == "asyncio.run":
             # runs the coroutine to its end: what it returns
             main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None

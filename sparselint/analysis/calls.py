@@ -157,6 +157,9 @@ class Calls:
         self._decorations: dict[tuple, cst.SimpleStatementLine] = {}
         self._imported_values: dict[tuple, Optional[tuple]] = {}
         self._arms: dict = {}  # statement -> its conditional expressions' (test, body calls, orelse calls)
+        # statement -> its comprehensions that run, each with the calls of its element that
+        # read what it binds
+        self._per_element: dict = {}
         self._inherited_memo: dict = {}
         self._read: Optional[frozenset] = None
         self._values: Optional[frozenset] = None
@@ -196,29 +199,98 @@ class Calls:
     def prepare(self, node: cst.CSTNode, state) -> None:
         """Analyse the project calls of a statement (inner calls first) with the facts
         that hold before it."""
-        for call in self.live_calls(node, state):
+        live = self.live_calls(node, state)
+        for call in live:
             if not isinstance(call, cst.Call):
                 continue
             self.outcomes.pop(call, None)
             self.escaped.pop(call, None)
-            target = self._target(call, state)
-            outcome = None
-            if isinstance(target, Callee):
-                outcome = self.call_value(target, call, state)
-            elif isinstance(target, Outcome):
-                outcome = target  # what a torch base class's constructor stores
-            elif target is not None:
-                outcome = self._invoke(target, call, state)
-            if outcome is None and target is not None:
-                # a call not followed still may rebind names of the caller's scopes: they are
-                # no longer known
-                written = self._rebound_by(self._local_node(target))
-                if written:
-                    outcome = Outcome(effects={name: None for name in written}, followed=False)
-            if outcome is not None:
-                self.outcomes[call] = outcome
+            outcome = self._analysed(call, state)
             if self.walker.scopes.declares:
                 self._escapes(call, state, outcome)
+        for comp, calls, consumer in self._comprehensions(node):
+            if all(c in live for c in calls):
+                self._each_element(comp, calls, consumer, state)
+
+    def _analysed(self, call: cst.Call, state) -> Optional[Outcome]:
+        """A call's outcome, analysed with the facts of `state` and kept for the call."""
+        target = self._target(call, state)
+        outcome = None
+        if isinstance(target, Callee):
+            outcome = self.call_value(target, call, state)
+        elif isinstance(target, Outcome):
+            outcome = target  # what a torch base class's constructor stores
+        elif target is not None:
+            outcome = self._invoke(target, call, state)
+        if outcome is None and target is not None:
+            # a call not followed still may rebind names of the caller's scopes: they are
+            # no longer known
+            written = self._rebound_by(self._local_node(target))
+            if written:
+                outcome = Outcome(effects={name: None for name in written}, followed=False)
+        if outcome is not None:
+            self.outcomes[call] = outcome
+        return outcome
+
+    def _comprehensions(self, node: cst.CSTNode) -> list:
+        """The comprehensions of a statement whose element runs for each element (a list,
+        set or dict display, or a generator a builtin consumes at once: `all(cb(model) for
+        cb in callbacks)`), with the calls of the element that read what the comprehension
+        binds, and the builtin that consumes a generator."""
+        found = self._per_element.get(node)
+        if found is None:
+            found = []
+            consumers = {id(n.args[0].value): n.func.value for n in walk(node) if type(n) is cst.Call
+                         and type(n.func) is cst.Name and n.func.value in _CONSUMERS and len(n.args) == 1
+                         and not n.args[0].star and n.args[0].keyword is None}
+            for n in walk(node):
+                kind = type(n)
+                if kind not in _COMPREHENSIONS or (kind is cst.GeneratorExp and id(n) not in consumers):
+                    continue
+                bound = _comprehension_names(n)
+                parts = (n.key, n.value) if kind is cst.DictComp else (n.elt,)
+                calls = [c for part in parts for c in self.calls_in(part) if isinstance(c, cst.Call)
+                         and any(type(x) is cst.Name and x.value in bound for x in walk(c))]
+                if calls:
+                    found.append((n, calls, consumers.get(id(n))))
+            self._per_element[node] = found
+        return found
+
+    def _each_element(self, comp, calls: list, consumer: Optional[str], state) -> None:
+        """Run the calls of a comprehension's element once for each element, the names it
+        binds holding that element's facts. What the statement's own analysis found for
+        these calls stays their outcome; what the element runs did to the elements (held by
+        the names the comprehension reads) is forgotten."""
+        inf = self.walker.ctx.inference
+        if consumer is not None and not inf.builtin(consumer, state):
+            return
+        found = inf.comprehension_states(comp, state)
+        if found is None or len(found[0]) > _MAX_ELEMENT_RUNS:
+            return
+        kept = {c: self.outcomes.get(c) for c in calls}
+        changed = False
+        try:
+            for each in found[0]:
+                for call in calls:
+                    self.outcomes.pop(call, None)
+                    outcome = self._analysed(call, each)
+                    changed = changed or bool(outcome is not None and outcome.effects)
+                if consumer in ("all", "any"):
+                    # they stop at the first element that decides them
+                    truth = inf.truth(comp.elt, each)
+                    if truth is None or truth != (consumer == "all"):
+                        break
+        finally:
+            for call, outcome in kept.items():
+                self.outcomes.pop(call, None)
+                if outcome is not None:
+                    self.outcomes[call] = outcome
+        if changed:
+            forgotten = {p: None for c in _iterables(comp) for p in _paths_in(c)}
+            first = calls[0]
+            before = self.outcomes.get(first)
+            self.outcomes[first] = replace(before, effects={**before.effects, **forgotten}) if before is not None \
+                else Outcome(effects=forgotten, followed=False)
 
     def _escapes(self, call: cst.Call, state, outcome: Optional[Outcome]) -> None:
         """A function of this file passed to a call (`run(fix)`, `t.register_hook(fix)`) may
@@ -2274,6 +2346,31 @@ def _portable_written(written: tuple, ctx, path: str) -> tuple:
 
 def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:
     return _travelling(evidence, ctx, path)
+
+
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+# builtins that run a generator they are given to its end (`any` and `all` to the element
+# that decides them)
+_CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict"})
+# elements a comprehension's calls are run for one by one
+_MAX_ELEMENT_RUNS = 8
+
+
+def _comprehension_names(comp) -> set:
+    """The names a comprehension's `for` clauses bind."""
+    out, clause = set(), comp.for_in
+    while clause is not None:
+        out.update(n.value for n in walk(clause.target) if type(n) is cst.Name)
+        clause = clause.inner_for_in
+    return out
+
+
+def _iterables(comp) -> list:
+    out, clause = [], comp.for_in
+    while clause is not None:
+        out.append(clause.iter)
+        clause = clause.inner_for_in
+    return out
 
 
 def _module_index_path(expr: cst.BaseExpression) -> Optional[str]:

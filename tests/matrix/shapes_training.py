@@ -152,6 +152,14 @@ def clip_decorator_factory(v):
                f"train_step({v.src}, {INPUT})\n")
 
 
+@shape("clipping by a helper each element of a list comprehension is given", "1", codes={"SPL301"})
+def clip_comprehension_helper(v):
+    return one(f"def clip(module):\n"
+               f"    return torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)  # <report>\n\n\n"
+               f"emb = {v.src}\nhead = torch.nn.Linear(4, 1)\nhead(emb({INPUT})).sum().backward()\n"
+               f"norms = [clip(m) for m in (head, emb)]\n")
+
+
 @shape("clipping in the `finally` around a `@contextmanager`'s `yield`", "4", codes={"SPL301"})
 def clip_context_manager_finally(v):
     return one(f"import contextlib\n\n\n@contextlib.contextmanager\ndef clipped_step(model):\n    try:\n"

@@ -255,9 +255,10 @@ class ContainerFacts:
             memo.setdefault("scratch", []).append(out)
         return out
 
-    def _comprehended(self, node, state: State) -> Optional[Fact]:
-        """`[f(t) for t in [a, b]]`, `{k: t for k, t in pairs}`, `(t for t in xs)` over
-        elements that are all known: the list, dict or generator of what each one gives."""
+    def comprehension_states(self, node, state: State) -> Optional[tuple[list, bool]]:
+        """The states a comprehension's element is evaluated in, one per element it keeps,
+        in order, and whether they are counted (one state stands for every element of an
+        iterable whose length is not known); None where they are not known."""
         states = [state]
         comp = node.for_in
         counted = True
@@ -293,6 +294,15 @@ class ContainerFacts:
             if len(states) > _MAX_COMPREHENDED:
                 return None
             comp = comp.inner_for_in
+        return states, counted
+
+    def _comprehended(self, node, state: State) -> Optional[Fact]:
+        """`[f(t) for t in [a, b]]`, `{k: t for k, t in pairs}`, `(t for t in xs)` over
+        elements that are all known: the list, dict or generator of what each one gives."""
+        found = self.comprehension_states(node, state)
+        if found is None:
+            return None
+        states, counted = found
         if isinstance(node, cst.DictComp):
             if not counted:
                 return None  # which keys it holds is not known

@@ -59,8 +59,9 @@ class SparseEmbeddingScaleGradByFreq(Rule):
         q = ctx.qualname(node.func)
         if q not in _TARGETS:
             return
-        # `Emb(10, 3)` of `Emb = functools.partial(nn.Embedding, sparse=True, ...)`
-        held = ctx.fact(node.func) if isinstance(node.func, cst.Name) else None
+        # `Emb(10, 3)` of `Emb = functools.partial(nn.Embedding, sparse=True, ...)`, also held
+        # in a table (`EMBEDDINGS["glove"](weights)`)
+        held = ctx.fact(node.func)
         stored = dict(held.keywords) if isinstance(held, Callee) and held.target == q else {}
 
         def given(keyword):

@@ -46,6 +46,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
     `order`: the attributes the constructor's code sets, in the order it first sets them."""
     entries: dict[str, tuple[Flags, Optional[tuple]]] = {}
     layers: dict[str, tuple] = {}
+    classes: dict[str, tuple] = {}
     groups: list = []
     shared: list = []
     ties_known = True
@@ -60,12 +61,14 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         attr = key[len("self."):]
         sparse = False
         layers.pop(attr, None)
+        classes.pop(attr, None)
         if isinstance(fact, Module) and attr in dense_weights and fact.flags.has_sparse \
                 and fact.parts is not None and [p for p, _ in fact.parts] == ["weight"]:
             fact = replace(fact, flags=DENSE, parts=(("weight", DENSE),))
         if isinstance(fact, Module):
             entries[attr] = (fact.flags, fact.parts)
             layers[attr] = tuple((f"{attr}.{p}" if p else attr, c) for p, c in fact.layers)
+            classes[attr] = (((attr, fact.cls),) if fact.cls else ()) + tuple((f"{attr}.{p}", c) for p, c in fact.classes)
             sparse = fact.flags.has_sparse is True
             lifted = ties.lift(fact.ties, attr)
             ties_known = ties_known and lifted is not None
@@ -111,6 +114,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
     return replace(receiver, flags=flags, parts=tuple(parts) if known else None,
                    layers=(*((p, c) for p, c in receiver.layers if p == ""),
                            *(c for attr in entries for c in layers.get(attr, ()))),
+                   classes=tuple(c for attr in entries for c in classes.get(attr, ())) if known else (),
                    ties=ties.merged(groups) if ties_known else None, ordered=ordered and known,
                    evidence=own + tuple(dict.fromkeys([*shared[:1], *(evidence or dense)[:2]])))
 

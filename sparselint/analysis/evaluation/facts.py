@@ -101,6 +101,9 @@ class Module:
     # (submodule path, torch class) of the torch layers it is made of, "" for itself when it
     # is one (`nn.Embedding`): what `isinstance(m, nn.Embedding)` tests
     layers: tuple[tuple[str, str], ...] = ()
+    # (submodule path, "<file>::<Name>") of the submodules made by classes of the project:
+    # what a call of `self.conv1(x, adj)` in its `forward` runs
+    classes: tuple[tuple[str, str], ...] = ()
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     def child(self, name: str) -> Optional["Module"]:
@@ -112,8 +115,10 @@ class Module:
             return None
         layers = tuple((p[len(prefix):] if p != name else "", c) for p, c in self.layers
                        if p == name or p.startswith(prefix))
+        cls = next((c for p, c in self.classes if p == name), None)
+        classes = tuple((p[len(prefix):], c) for p, c in self.classes if p.startswith(prefix))
         return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, ties=ties.narrow(self.ties, name),
-                      ordered=self.ordered, layers=layers, evidence=self.evidence)
+                      ordered=self.ordered, layers=layers, cls=cls, classes=classes, evidence=self.evidence)
 
     def layer_class(self) -> Optional[str]:
         """The torch class it is an instance of, when it is a torch layer known as one."""
@@ -342,7 +347,7 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
                                       ((x.has_sparse, y.has_sparse), (x.has_dense, y.has_dense),
                                        (x.sparse_param, y.sparse_param))))
         else:
-            changes[f.name] = () if f.type == "tuple[str, ...]" or f.name == "layers" else None
+            changes[f.name] = () if f.type == "tuple[str, ...]" or f.name in ("layers", "classes") else None
     return replace(a, **changes)
 
 

@@ -22,7 +22,7 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Evidence
-from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of,
+from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of, froze,
                                with_evidence, NOGRAD)
 from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
@@ -61,6 +61,8 @@ class Outcome:
     # `Fn.apply(...)` of a custom autograd function: what its `backward` returns, one
     # gradient per input, run with this call's context and incoming gradient
     gradients: Optional[Fact] = None
+    # the callee froze parameters no known module holds by name: any may hold them
+    unplaced: bool = False
 
 
 @dataclass
@@ -74,6 +76,7 @@ class _Result:
     untracked: bool = False
     saved: dict[str, Evidence] = field(default_factory=dict)  # parameter-rooted path -> why saved
     backward: bool = False
+    unplaced: bool = False  # see `Outcome.unplaced`
 
 
 @dataclass
@@ -123,6 +126,8 @@ class Calls:
     def __init__(self, walker):
         self.walker = walker
         self.outcomes: dict[cst.Call, Outcome] = {}
+        # set when the analysis running now froze parameters no known module holds by name
+        self.unplaced = False
         # call -> the caller's names a function of this file passed to it may rebind
         self.escaped: dict[cst.Call, tuple] = {}
         self._memo: dict[tuple, _Result] = {}
@@ -131,6 +136,7 @@ class Calls:
         self._passed: dict[cst.FunctionDef, tuple[set[str], set[str]]] = {}
         self._free: dict[cst.FunctionDef, set[str]] = {}
         self._untracked: dict[cst.FunctionDef, bool] = {}
+        self._freezers: dict[cst.FunctionDef, bool] = {}
         self._init_tokens: dict[str, bool] = {}
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
@@ -1462,7 +1468,15 @@ class Calls:
             target.receiver_path == "self" and not self.walker.silent and target.receiver is not None
             and self._call_adds_to(target, bound, state, paths, site))
             or self._default_decides(target.node, defaulted, bound))
+        freezes = silent and (target.walker or self.walker).calls._freezes(target.node)
+        if freezes and any(isinstance(v, Module) for v in bound.values()):
+            silent = False  # it may freeze a submodule a model holds: followed for that
         if silent and not (target.summary or self._makes_functions(target.node)):
+            inf = self.walker.ctx.inference
+            if freezes and any(a.star or inf.fact(a.value, state) is None for a in call.args):
+                # it freezes parameters of what it is given, which is not known here: any
+                # model may hold them
+                return Outcome(followed=False, unplaced=True)
             return None
         if len(_ACTIVE) >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:
             return None
@@ -1515,7 +1529,7 @@ class Calls:
             # autograd runs it only when a backward comes after the call; a public function
             # of a library applying it is called by training code that does
             gradients = self._run_backward(target, result, call, state)
-        outcome = Outcome(gradients=gradients)
+        outcome = Outcome(gradients=gradients, unplaced=result.unplaced)
         if result.untracked:
             # whatever the call was given may have changed in ways not followed: forget it
             for arg in call.args:
@@ -1536,6 +1550,8 @@ class Calls:
                 outcome.effects[caller + ("." + rest if rest else "")] = fact
             elif root in containers:
                 outcome.effects[containers[root]] = None
+            elif not rest and froze(bound.get(root), fact):
+                outcome.unplaced = True  # a submodule frozen that the caller holds by no name
         outcome.backward = result.backward
         for key, evidence in result.saved.items():
             root, _, rest = key.partition(".")
@@ -2021,6 +2037,17 @@ class Calls:
             self._untracked[node] = found
         return self._untracked[node]
 
+    def _freezes(self, node: cst.FunctionDef) -> bool:
+        """Its body sets `requires_grad` of something, or calls `requires_grad_`."""
+        found = self._freezers.get(node)
+        if found is None:
+            targets = [n.target for n in walk(node.body) if type(n) in (cst.AssignTarget, cst.AugAssign)]
+            found = self._freezers[node] = any(
+                type(t) is cst.Attribute and t.attr.value == "requires_grad" for t in targets) or any(
+                type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "requires_grad_"
+                for n in walk(node.body))
+        return found
+
     def _globals_read(self, node: cst.FunctionDef) -> set[str]:
         """Names a function reads that it does not bind: the module's, or builtins."""
         if node not in self._free:
@@ -2089,10 +2116,12 @@ class Calls:
             for attr, sub in getattr(fact, "attrs", ()) or ():
                 initial[f"{name}.{attr}"] = sub
         _ACTIVE.append(node)
+        outer_unplaced, self.unplaced = self.unplaced, False
         try:
             final, returns = w.callee(node, initial, outer, grad, backward_after, saved)
         finally:
             _ACTIVE.pop()
+            unplaced, self.unplaced = self.unplaced, outer_unplaced
         returned = None
         if returns:
             returned = returns[0]
@@ -2127,7 +2156,7 @@ class Calls:
         for name in lost:
             # a module name a function it calls rebinds, hidden here by a variable of its own
             effects[_GLOBAL + name] = None
-        result = _Result(returned, effects, self._writes_untracked(node, local))
+        result = _Result(returned, effects, self._writes_untracked(node, local), unplaced=unplaced)
         result.backward = bool(w._scope_summary(node)[1])
         for k, evidence in final.saved.items():
             root = k.split(".")[0]
@@ -2390,8 +2419,8 @@ def _module_index_path(expr: cst.BaseExpression) -> Optional[str]:
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
 
 

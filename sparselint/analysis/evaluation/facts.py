@@ -375,3 +375,11 @@ def element_of(params: Params, where) -> Tensor:
         evidence=params.evidence,
     )
     return t.why(where, f"iterates over a parameter collection: {text}") if text else t
+
+
+def froze(old, new) -> bool:
+    """`new` is `old` with some of its parameters frozen (they no longer get a gradient)."""
+    if not isinstance(old, Module) or not isinstance(new, Module) or old.parts is None:
+        return False
+    before = dict(old.parts)
+    return any(f == NONE and before.get(n, NONE) != NONE for n, f in new.parts)

@@ -10,10 +10,11 @@ import libcst as cst
 
 from ...torchops import torchapi as api
 from ....diagnostics import Evidence
-from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor,
+from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, froze,
                      attr_of, element_of, join_all, union_flags, union_params)
 from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE_GRADS
 from ...cst.names import dotted, is_torch
+from ...cst.syntax import parameters_of
 from ...entry import caller_key
 from ...cst.tree import children
 
@@ -583,9 +584,12 @@ class Effects:
         if outcome is not None:
             if outcome.backward:
                 state.saved.clear()
+            if outcome.unplaced:
+                self.unplaced(None, state)
             for path in sorted(outcome.effects, key=len):
+                old = state.env.get(path) or self.lookup(path, state)
                 state.bind(path, outcome.effects[path])
-                self._into_owner(path, outcome.effects[path], state)
+                self._into_owner(path, outcome.effects[path], state, old)
             state.saved.update(outcome.saved)
             return
         q = self.names.qualify(func)
@@ -696,11 +700,25 @@ class Effects:
             owner, names = self.element_parts[path]
             frozen = [self._freeze(f"{owner}.{n}", state) for n in names]
             return bool(frozen) and all(frozen)
+        whole = state.env.get(path) or self.lookup(path, state)
+        if isinstance(whole, Module):
+            # `m.requires_grad_(False)` on a module: every parameter it holds
+            if whole.parts is None:
+                state.bind(path, None)
+                if not self._into_owner(path, None, state):
+                    self.unplaced(path, state)
+                return True
+            frozen = tuple((n, NO_GRADS) for n, _ in whole.parts)
+            state.env[path] = replace(whole, parts=frozen, flags=union_flags(f for _, f in frozen))
+            self._into_owner(path, state.env[path], state, whole)
+            return True
         if path in self.loop_owners:
             # which of its parameters this run stands for is not known
             owner = self.loop_owners[path]
+            mapped = self._placed_by_caller(owner, state)
             state.bind(owner, None)
-            self._into_owner(owner, None, state)
+            if not self._into_owner(owner, None, state) and not mapped:
+                self.unplaced(owner, state)
             return True
         parts = path.split(".")
         for cut in range(len(parts) - 1, 0, -1):
@@ -710,20 +728,31 @@ class Effects:
                 continue
             if module.parts is None:
                 state.bind(owner, None)  # which parameter it was is unknown
+                if not self._into_owner(owner, None, state):
+                    self.unplaced(owner, state)
                 return True
             frozen = tuple((n, NO_GRADS if n == suffix or n.startswith(suffix + ".") else f) for n, f in module.parts)
             state.env[owner] = replace(module, parts=frozen, flags=union_flags(f for _, f in frozen))
+            self._aliases(owner, module, state.env[owner], state)
             for name, _ in frozen:
                 if name == suffix or name.startswith(suffix + "."):
                     self.freeze_shared(f"{owner}.{name}", state)  # its other names are the same parameter
+            self._into_owner(owner, state.env[owner], state, module)
             return True
+        if self.lookup(path.split(".")[0], state) is None:
+            # a parameter of something not known (`model.towers[-1]`, a helper's argument
+            # nothing is known of): any model may hold it
+            self.unplaced(None, state)
         return False
 
-    def _into_owner(self, path: str, fact, state: State) -> None:
+    def _into_owner(self, path: str, fact, state: State, old=None) -> bool:
         """A helper given a submodule (`freeze(model.emb)`) changed what its parameters get:
-        the module that holds it holds the changed parameters too."""
+        the module that holds it holds the changed parameters too. False when no module is
+        known to hold it; then a freeze (`old` had parameters that now get no gradient) may
+        be of a submodule that any model holds under another name (`first =
+        model.towers[0]`), and what they hold is forgotten."""
         if fact is not None and (not isinstance(fact, Module) or fact.parts is None):
-            return
+            return False
         parts = path.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             owner_path = ".".join(parts[:cut])
@@ -731,23 +760,60 @@ class Effects:
             if isinstance(owner, Module):
                 break
         else:
-            return
+            if fact is not None and froze(old, fact) and not self._placed_by_caller(path, state):
+                self.unplaced(path, state)
+            return False
         if owner.parts is None:
-            return
+            return True
         prefix = ".".join(parts[cut:]) + "."
         held = {n[len(prefix):]: f for n, f in owner.parts if n.startswith(prefix)}
         if fact is None:
             if held:  # what its submodule's parameters get is no longer known
                 state.bind(owner_path, None)
                 self._into_owner(owner_path, None, state)
-            return
+            return True
         if set(held) != {n for n, _ in fact.parts}:
-            return  # not the submodule it held (a new one was set): not followed here
+            return True  # not the submodule it held (a new one was set): not followed here
         changed = dict(fact.parts)
         parts = tuple((n, changed[n[len(prefix):]] if n.startswith(prefix) else f) for n, f in owner.parts)
         if parts != owner.parts:
             state.env[owner_path] = replace(owner, parts=parts, flags=union_flags(f for _, f in parts))
-            self._into_owner(owner_path, state.env[owner_path], state)
+            self._aliases(owner_path, owner, state.env[owner_path], state)
+            self._into_owner(owner_path, state.env[owner_path], state, owner)
+        return True
+
+    def _placed_by_caller(self, path: str, state: State) -> bool:
+        """`path` is a parameter of the function analysed, known at its entry: what happens
+        to it goes back to the caller's own name for it, and the caller places it."""
+        root = path.split(".")[0]
+        scope = self.scope_node
+        return (isinstance(scope, cst.FunctionDef) and root in parameters_of(scope)
+                and state.env.get(root) is not None)
+
+    def _aliases(self, path: str, old: Module, new: Module, state: State) -> None:
+        """Other names holding the module that was at `path` (`self.model = model`) hold it
+        as it is now."""
+        for key, fact in list(state.env.items()):
+            if key != path and isinstance(fact, Module) and fact == old:
+                state.env[key] = replace(new, evidence=fact.evidence)
+            elif isinstance(fact, Instance) and any(v == old for _, v in fact.attrs if isinstance(v, Module)):
+                state.env[key] = replace(fact, attrs=tuple((k, replace(new, evidence=v.evidence) if isinstance(v, Module)
+                                                            and v == old else v) for k, v in fact.attrs))
+
+    def unplaced(self, keep: Optional[str], state: State) -> None:
+        """Parameters were frozen where no known module holds them by that name: every
+        module that may hold a sparse one (`keep` aside) is no longer known, here and, for a
+        callee, where it was called."""
+        for key, fact in list(state.env.items()):
+            if key not in state.env or key == keep:
+                continue
+            if isinstance(fact, Module) and fact.flags.has_sparse is not False:
+                state.bind(key, None)
+            elif isinstance(fact, Instance) and any(_may_be_sparse(v) for _, v in fact.attrs):
+                # an object holding the model (`self.model`) holds it no longer known
+                state.env[key] = replace(fact, attrs=tuple((k, v) for k, v in fact.attrs if not _may_be_sparse(v)))
+        if self.calls is not None:
+            self.calls.unplaced = True
 
     def _sparse_operand_effect(self, q: str, a, b, state: State, where) -> None:
         ap = dotted(a) if a is not None else None
@@ -916,3 +982,7 @@ def _disjuncts(test: cst.BaseExpression) -> list:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return [*_disjuncts(test.left), *_disjuncts(test.right)]
     return [test]
+
+
+def _may_be_sparse(fact) -> bool:
+    return isinstance(fact, Module) and fact.flags.has_sparse is not False

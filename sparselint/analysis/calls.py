@@ -1597,6 +1597,10 @@ class Calls:
             expr = decorator.decorator
             if self._decorator_function(expr.func if isinstance(expr, cst.Call) else expr) is None:
                 return None  # torch's, the standard library's, an unknown one: not run here
+            if any(type(n) is cst.Name and self.walker.times_bound(n.value) > 1 for n in walk(expr)):
+                # Python applies it once, at the `def`: what a name rebound since held
+                # there is not what the facts hold now
+                return None
             made = self._value_of_call(expr, state) if isinstance(expr, cst.Call) else Callee(target=expr.value, local=True) \
                 if isinstance(expr, cst.Name) else None
             if not isinstance(made, Callee):

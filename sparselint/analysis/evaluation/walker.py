@@ -171,10 +171,14 @@ class Walker:
 
     def bound_once(self, name: str) -> bool:
         """The module binds the name in one place only (an import, a `def`, one assignment)."""
+        return self.times_bound(name) == 1
+
+    def times_bound(self, name: str) -> int:
+        """In how many places the module binds the name."""
         if self._module_counts is None:
             self._module_counts = {}
             assigned_names(self.module.body, count=self._module_counts)
-        return self._module_counts.get(name, 0) == 1
+        return self._module_counts.get(name, 0)
 
     def _inference(self, names: Names, outer: dict, locals_: frozenset) -> Inference:
         # made for every run of every body: what it reads of the module is worked out once

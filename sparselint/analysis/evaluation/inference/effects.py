@@ -107,10 +107,55 @@ class Effects:
         if isinstance(test, cst.Comparison):
             v = self.comparison_value(test, state)
             return None if v is _UNKNOWN else v
+        if (type(test) is cst.Call and type(test.func) is cst.Name and test.func.value in ("any", "all")
+                and len(test.args) == 1 and not test.args[0].star and test.args[0].keyword is None
+                and type(test.args[0].value) in (cst.GeneratorExp, cst.ListComp) and self.builtin(test.func.value, state)):
+            decided = self._each_truth(test.func.value, test.args[0].value, state)
+            if decided is not None:
+                return decided
         v = self.known_value(test, state)
         if v is _UNKNOWN or not isinstance(v, (bool, int, float, str, type(None))):
             return None
         return bool(v)
+
+    def _each_truth(self, which: str, comp, state: State) -> Optional[bool]:
+        """`any(p.grad is not None and p.grad.is_sparse for p in model.parameters())`: the
+        test of each parameter, with its facts; one element decides it (`any` a true one,
+        `all` a false one), else every element must be decided."""
+        if comp.for_in.inner_for_in is not None or not isinstance(self.fact(comp.for_in.iter, state), Params):
+            return None  # a model's parameters only: other sequences are `known_value`'s
+        found = self.comprehension_states(comp, state)
+        if found is None or not found[1]:
+            return None  # how many elements there are is not known
+        deciding = which == "any"
+        verdict: Optional[bool] = not deciding
+        for each in found[0]:
+            v = self._element_truth(comp.elt, each)
+            if v is deciding:
+                return deciding
+            if v is None:
+                verdict = None
+        return verdict
+
+    def _element_truth(self, test: cst.BaseExpression, state: State) -> Optional[bool]:
+        """`truth` of a test about one parameter, where `p.grad is not None` counts as true
+        when its gradient is known: a parameter whose gradient is missing has no gradient
+        that could fail either, so the test reads as it does where the gradient exists."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._element_truth(test.expression, state)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._element_truth(test.left, state), self._element_truth(test.right, state)
+            if isinstance(test.operator, cst.And):
+                return False if False in (left, right) else True if left is True and right is True else None
+            return True if True in (left, right) else False if left is False and right is False else None
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+                and _is_name(test.comparisons[0].comparator, "None")
+                and isinstance(test.left, cst.Attribute) and test.left.attr.value == "grad"
+                and isinstance(self.fact(test.left, state), Tensor)):
+            return isinstance(test.comparisons[0].operator, cst.IsNot)
+        return self.truth(test, state)
 
     def refine(self, test: cst.BaseExpression, state: State, truth: bool, given: Optional[dict] = None,
                qualify=None, site: Optional[cst.BaseExpression] = None) -> State:
@@ -986,3 +1031,7 @@ def _disjuncts(test: cst.BaseExpression) -> list:
 
 def _may_be_sparse(fact) -> bool:
     return isinstance(fact, Module) and fact.flags.has_sparse is not False
+
+
+def _is_name(node, value: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == value

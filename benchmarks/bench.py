@@ -7,7 +7,9 @@ Trees (from `benchmarks/fetch_corpus.sh`, default `$SPARSELINT_CORPUS` or
 one small file (`benchmarks/data/one_file.py`). For each: sparselint cold (`--no-cache`),
 sparselint warm (a cache primed by one run), ruff's default rules cold (`--no-cache`) and
 warm; wall time min / median / max over `--runs` runs, and the median run's peak RSS (the
-largest process of the run, workers included). `--baseline SRC` adds another sparselint
+largest process of the run, workers included); the commands of a tree run round by round
+(one run of each per round), so a machine whose speed drifts weighs on all of them alike.
+`--baseline SRC` adds another sparselint
 source tree (a checkout of an earlier commit) run the same way, for before/after numbers.
 `--readme` rewrites the table between the benchmark markers of that file.
 
@@ -75,13 +77,24 @@ def measure(cmd: list[str], env: dict, timeout: float) -> tuple[float, float, in
     return wall, usage.ru_maxrss / 1024, code
 
 
-def series(cmd, env, runs, timeout, prime=None):
-    if prime:
-        measure(prime, env, timeout)
-    out = [measure(cmd, env, timeout) for _ in range(runs)]
+def summary(out: list) -> tuple:
     walls = [w for w, _, _ in out]
     median_run = sorted(out)[len(out) // 2]
     return min(walls), statistics.median(walls), max(walls), median_run[1]
+
+
+def interleaved(specs: dict, runs: int, timeout: float) -> dict:
+    """Run each command `runs` times, round by round (one run of each per round): a machine
+    whose speed drifts over minutes weighs on every command alike, not on the one measured
+    while it was slow. `specs`: key -> (command, environment, priming command or None)."""
+    for cmd, env, prime in specs.values():
+        if prime:
+            measure(prime, env, timeout)
+    out: dict = {key: [] for key in specs}
+    for _ in range(runs):
+        for key, (cmd, env, _) in specs.items():
+            out[key].append(measure(cmd, env, timeout))
+    return {key: summary(found) for key, found in out.items()}
 
 
 def main() -> int:
@@ -114,19 +127,19 @@ def main() -> int:
         for label, path in trees:
             n = python_files(path)
             row = {"tree": label, "files": n}
+            cold, warm = {}, {}
             for name, cmd, tool_env in tools:
                 c = os.path.join(cache, name + label.replace("/", "_"))
-                row[f"{name} cold"] = series(cmd + ["--no-cache", path], tool_env, args.runs, args.timeout,
-                                             prime=cmd + ["--no-cache", path])
-                row[f"{name} warm"] = series(cmd + ["--cache-dir", c, path], tool_env, args.runs, args.timeout,
-                                             prime=cmd + ["--cache-dir", c, path])
-                print(f"  {label}: {name} done", file=sys.stderr)
+                cold[f"{name} cold"] = (cmd + ["--no-cache", path], tool_env, cmd + ["--no-cache", path])
+                warm[f"{name} warm"] = (cmd + ["--cache-dir", c, path], tool_env, cmd + ["--cache-dir", c, path])
             if args.ruff:
                 ruff = [args.ruff, "check", "--isolated", "--exit-zero", "-q"]
                 rc = os.path.join(cache, "ruff" + label.replace("/", "_"))
-                row["ruff cold"] = series(ruff + ["--no-cache", path], env, args.runs, args.timeout)
-                row["ruff warm"] = series(ruff + ["--cache-dir", rc, path], env, args.runs, args.timeout,
-                                          prime=ruff + ["--cache-dir", rc, path])
+                cold["ruff cold"] = (ruff + ["--no-cache", path], env, None)
+                warm["ruff warm"] = (ruff + ["--cache-dir", rc, path], env, ruff + ["--cache-dir", rc, path])
+            row.update(interleaved(cold, args.runs, args.timeout))
+            row.update(interleaved(warm, args.runs, args.timeout))
+            print(f"  {label}: done", file=sys.stderr)
             rows.append(row)
     finally:
         shutil.rmtree(cache, ignore_errors=True)

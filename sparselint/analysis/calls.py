@@ -137,6 +137,7 @@ class Calls:
         self._free: dict[cst.FunctionDef, set[str]] = {}
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._freezers: dict[cst.FunctionDef, bool] = {}
+        self._param_stores: dict[cst.FunctionDef, bool] = {}
         self._init_tokens: dict[str, bool] = {}
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
@@ -238,6 +239,15 @@ class Calls:
             self.outcomes[call] = outcome
         return outcome
 
+    def _may_store(self, call: cst.Call, state) -> bool:
+        """The function a call runs may store through what it is given (or is not known)."""
+        target = self._target(call, state)
+        if isinstance(target, Callee):
+            target = self._value_target(target, call, state)
+        if not isinstance(target, _Target):
+            return target is not None
+        return (target.walker or self.walker).calls._stores_on_parameters(target.node)
+
     def _comprehensions(self, node: cst.CSTNode) -> list:
         """The comprehensions of a statement whose element runs for each element (a list,
         set or dict display, or a generator a builtin consumes at once: `all(cb(model) for
@@ -255,8 +265,12 @@ class Calls:
                     continue
                 bound = _comprehension_names(n)
                 parts = (n.key, n.value) if kind is cst.DictComp else (n.elt,)
+                # only calls that run whenever the element is evaluated: not under a
+                # conditional expression, `and`/`or`, a lambda or an inner comprehension
+                guarded = {id(x) for part in parts for g in walk(part) if type(g) in _GUARDING
+                           for x in walk(g)}
                 calls = [c for part in parts for c in self.calls_in(part) if isinstance(c, cst.Call)
-                         and any(type(x) is cst.Name and x.value in bound for x in walk(c))]
+                         and id(c) not in guarded and any(type(x) is cst.Name and x.value in bound for x in walk(c))]
                 if calls:
                     found.append((n, calls, consumers.get(id(n))))
             self._per_element[node] = found
@@ -280,7 +294,10 @@ class Calls:
                 for call in calls:
                     self.outcomes.pop(call, None)
                     outcome = self._analysed(call, each)
-                    changed = changed or bool(outcome is not None and outcome.effects)
+                    changed = changed or bool(outcome is not None and (outcome.effects or outcome.unplaced)) \
+                        or self._may_store(call, each)
+                if changed:
+                    break  # what it changed is what the next element's run would see: not followed
                 if consumer in ("all", "any"):
                     # they stop at the first element that decides them
                     truth = inf.truth(comp.elt, each)
@@ -447,8 +464,11 @@ class Calls:
                 fact = attr_of(recv.attrs, func.attr.value)
         else:
             # any other expression that gives a callable: `builders["main"]()`, `REGISTRY[name]()`,
-            # `getattr(module, "make")()`, `make_fn()()`
+            # `getattr(module, "make")()`, `make_fn()()`; or a model (`self.layers[0](x)`,
+            # `Net()(x)`)
             fact = inf.fact(func, state)
+            if isinstance(fact, (Module, Instance)):
+                return self._forward(func, fact, call, state)
         return fact if isinstance(fact, Callee) and fact.project else None
 
     def _class_target(self, name: str, call: cst.Call, state) -> _Target:
@@ -1468,9 +1488,12 @@ class Calls:
             target.receiver_path == "self" and not self.walker.silent and target.receiver is not None
             and self._call_adds_to(target, bound, state, paths, site))
             or self._default_decides(target.node, defaulted, bound))
-        freezes = silent and (target.walker or self.walker).calls._freezes(target.node)
-        if freezes and any(isinstance(v, Module) for v in bound.values()):
-            silent = False  # it may freeze a submodule a model holds: followed for that
+        owner_calls = (target.walker or self.walker).calls
+        freezes = silent and owner_calls._freezes(target.node)
+        if silent and (freezes or owner_calls._stores_on_parameters(target.node)) and any(
+                isinstance(v, Module) for v in bound.values()):
+            # it may freeze or replace a submodule a model holds: followed for that
+            silent = False
         if silent and not (target.summary or self._makes_functions(target.node)):
             inf = self.walker.ctx.inference
             if freezes and any(a.star or inf.fact(a.value, state) is None for a in call.args):
@@ -2041,6 +2064,24 @@ class Calls:
             self._untracked[node] = found
         return self._untracked[node]
 
+    def _stores_on_parameters(self, node: cst.FunctionDef) -> bool:
+        """Its body stores an attribute or an item of one of its parameters (`m.conv1 =
+        ...`, `g["adj"] = ...`)."""
+        found = self._param_stores.get(node)
+        if found is None:
+            params = parameters_of(node)
+            found = False
+            for n in walk(node.body):
+                if type(n) in (cst.AssignTarget, cst.AugAssign) and type(n.target) in (cst.Attribute, cst.Subscript):
+                    root = n.target
+                    while type(root) in (cst.Attribute, cst.Subscript):
+                        root = root.value
+                    if type(root) is cst.Name and root.value in params:
+                        found = True
+                        break
+            self._param_stores[node] = found
+        return found
+
     def _freezes(self, node: cst.FunctionDef) -> bool:
         """Its body sets `requires_grad` of something, or calls `requires_grad_`."""
         found = self._freezers.get(node)
@@ -2382,6 +2423,7 @@ def _portable_evidence(evidence: Evidence, ctx, path: str) -> Evidence:
 
 
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+_GUARDING = frozenset({cst.IfExp, cst.BooleanOperation, cst.Lambda, *_COMPREHENSIONS})
 # builtins that run a generator they are given to its end (`any` and `all` to the element
 # that decides them)
 _CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict"})

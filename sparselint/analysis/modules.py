@@ -68,7 +68,8 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         if isinstance(fact, Module):
             entries[attr] = (fact.flags, fact.parts)
             layers[attr] = tuple((f"{attr}.{p}" if p else attr, c) for p, c in fact.layers)
-            classes[attr] = (((attr, fact.cls),) if fact.cls else ()) + tuple((f"{attr}.{p}", c) for p, c in fact.classes)
+            classes[attr] = (((attr, fact.cls, fact.attrs),) if fact.cls else ()) + tuple(
+                (f"{attr}.{p}", c, a) for p, c, a in fact.classes)
             sparse = fact.flags.has_sparse is True
             lifted = ties.lift(fact.ties, attr)
             ties_known = ties_known and lifted is not None

@@ -54,6 +54,13 @@ def staticmethod_return(v):
                f"x = Factory.build()\n{v.sink('x')}\n")
 
 
+@shape("a model's `forward` handing the value to its layer's `forward` (sink in the layer)", "3")
+def layer_forward(v):
+    return one(f"class Layer(nn.Module):\n    def forward(self, x):\n{v.sink('x', 8)}\n        return x\n\n\n"
+               f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.layer = Layer()\n\n"
+               f"    def forward(self, x):\n        return self.layer(x)\n\n\nNet()({v.src})\n")
+
+
 @shape("inherited method", "3")
 def inherited_method(v):
     return one(f"class Base:\n    def build(self):\n        return {v.src}\n\n\nclass Child(Base):\n    pass\n\n\n"

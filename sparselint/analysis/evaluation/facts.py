@@ -101,9 +101,10 @@ class Module:
     # (submodule path, torch class) of the torch layers it is made of, "" for itself when it
     # is one (`nn.Embedding`): what `isinstance(m, nn.Embedding)` tests
     layers: tuple[tuple[str, str], ...] = ()
-    # (submodule path, "<file>::<Name>") of the submodules made by classes of the project:
-    # what a call of `self.conv1(x, adj)` in its `forward` runs
-    classes: tuple[tuple[str, str], ...] = ()
+    # (submodule path, "<file>::<Name>", its attributes that are not submodules) of the
+    # submodules made by classes of the project: what a call of `self.conv1(x, adj)` in its
+    # `forward` runs, and what that run reads of `self.normalize`
+    classes: tuple[tuple[str, str, tuple], ...] = ()
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
 
     def child(self, name: str) -> Optional["Module"]:
@@ -111,14 +112,14 @@ class Module:
             return None
         prefix = name + "."
         sub = tuple((p[len(prefix):], f) for p, f in self.parts if p.startswith(prefix))
-        if not sub:
-            return None
+        if not sub and not any(p == name for p, _, _ in self.classes):
+            return None  # (a submodule of a project class may hold no parameter)
         layers = tuple((p[len(prefix):] if p != name else "", c) for p, c in self.layers
                        if p == name or p.startswith(prefix))
-        cls = next((c for p, c in self.classes if p == name), None)
-        classes = tuple((p[len(prefix):], c) for p, c in self.classes if p.startswith(prefix))
+        cls, attrs = next(((c, a) for p, c, a in self.classes if p == name), (None, ()))
+        classes = tuple((p[len(prefix):], c, a) for p, c, a in self.classes if p.startswith(prefix))
         return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, ties=ties.narrow(self.ties, name),
-                      ordered=self.ordered, layers=layers, cls=cls, classes=classes, evidence=self.evidence)
+                      ordered=self.ordered, layers=layers, cls=cls, attrs=attrs, classes=classes, evidence=self.evidence)
 
     def layer_class(self) -> Optional[str]:
         """The torch class it is an instance of, when it is a torch layer known as one."""

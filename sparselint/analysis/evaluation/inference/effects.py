@@ -690,6 +690,10 @@ class Effects:
         if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
             if self._freeze(recv_path, state):
                 return
+        if method in ("add_module", "register_module") and isinstance(recv, Module):
+            state.bind(recv_path, None)  # a submodule set by name: not followed
+            self._into_owner(recv_path, None, state)
+            return
         if is_sequence(recv) and method in _LIST_UPDATES:
             self._sequence_update(recv_path, recv, method, call.args[0].value if len(call.args) == 1 and not call.args[0].star
                                   and call.args[0].keyword is None else None, state)
@@ -817,6 +821,14 @@ class Effects:
                 state.bind(owner_path, None)
                 self._into_owner(owner_path, None, state)
             return True
+        sub = ".".join(parts[cut:])
+        recorded = next((c for p, c, _ in owner.classes if p == sub), None)
+        if recorded != fact.cls and (recorded is not None or fact.cls is not None):
+            # another submodule set in its place (`swap(model)`): what a call of it runs is
+            # no longer the class recorded
+            state.bind(owner_path, None)
+            self._into_owner(owner_path, None, state)
+            return True
         if set(held) != {n for n, _ in fact.parts}:
             return True  # not the submodule it held (a new one was set): not followed here
         changed = dict(fact.parts)
@@ -839,7 +851,9 @@ class Effects:
         """Other names holding the module that was at `path` (`self.model = model`) hold it
         as it is now."""
         for key, fact in list(state.env.items()):
-            if key != path and isinstance(fact, Module) and fact == old:
+            # (an attribute holding an equal module is taken for the same one; two names
+            # of this scope may be two models built alike: `teacher, student = Net(), Net()`)
+            if key != path and "." in key and isinstance(fact, Module) and fact == old:
                 state.env[key] = replace(new, evidence=fact.evidence)
             elif isinstance(fact, Instance) and any(v == old for _, v in fact.attrs if isinstance(v, Module)):
                 state.env[key] = replace(fact, attrs=tuple((k, replace(new, evidence=v.evidence) if isinstance(v, Module)

@@ -330,6 +330,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             held = attr_of(base.attrs, attr)
             if held is not None:
                 return held
+            if any(p == attr for p, _, _ in base.classes):
+                child = base.child(attr)  # a submodule of a project class, parameters or not
+                if child is not None:
+                    return child
             exact = [f for p, f in base.parts or () if p == attr]
             if exact:
                 return parameter_of(exact[0], base.evidence)

@@ -809,7 +809,8 @@ class Effects:
             if isinstance(owner, Module):
                 break
         else:
-            if fact is not None and froze(old, fact) and not self._placed_by_caller(path, state):
+            if (fact is not None and froze(old, fact) and not self._placed_by_caller(path, state)
+                    and self._held_elsewhere(path, old, state)):
                 self.unplaced(path, state)
             return False
         if owner.parts is None:
@@ -838,6 +839,21 @@ class Effects:
             self._aliases(owner_path, owner, state.env[owner_path], state)
             self._into_owner(owner_path, state.env[owner_path], state, owner)
         return True
+
+    def _held_elsewhere(self, path: str, module: Module, state: State) -> bool:
+        """Another model known here holds a submodule like this one (`side = model.side`, a
+        loop over `model.towers`): it may be that very submodule. Two models built alike
+        (`teacher, student = Net(), Net()`) hold no submodule like each other."""
+        def like(a, b) -> bool:
+            return a is not None and a.parts == b.parts and a.cls == b.cls and a.layers == b.layers
+        facts = [*state.env.items(), *((k, v) for k, v in self.outer.items() if k not in state.env)]
+        for key, fact in facts:
+            held = [fact] if isinstance(fact, Module) else [v for _, v in fact.attrs if isinstance(v, Module)] \
+                if isinstance(fact, Instance) else []
+            for holder in held:
+                if key != path and any(like(holder.child(sub), module) for sub in holder.submodules() or ()):
+                    return True
+        return False
 
     def _placed_by_caller(self, path: str, state: State) -> bool:
         """`path` is a parameter of the function analysed, known at its entry: what happens

@@ -449,6 +449,7 @@ class Effects:
             done, fact = self.share(target, value, fact, state)
             if done:
                 return
+            self._module_attribute_set(target, fact, state)
         if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
             # its attributes (what a constructor or callee it is passed to reads) follows
@@ -543,6 +544,70 @@ class Effects:
 
     def _held(self, path: Optional[str], state: State):
         return (state.env.get(path) or self.lookup(path, state)) if path else None
+
+    def _module_attribute_set(self, target: cst.Attribute, fact, state: State) -> None:
+        """An attribute set on a module after it was built: `model.emb.sparse = False` changes
+        the gradient its weight gets; `model.emb = nn.Embedding(...)` sets another submodule
+        in place of the old one; `model.normalize = False` changes what its `forward` reads.
+        What the module holds follows where it is known, and is forgotten where it is not
+        (here and in the modules that hold it)."""
+        name, owner_path = target.attr.value, dotted(target.value)
+        if owner_path is None or (owner_path.split(".")[0] == "self" and isinstance(self.scope_node, cst.FunctionDef)
+                                  and self.scope_node.name.value == "__init__"):
+            return  # (a module being built: what its constructor sets is what it is made of)
+        owner = self.fact(target.value, state)
+        if name == "sparse":
+            if isinstance(owner, Module):
+                self._sparse_switch(target, owner, fact, state)
+            elif owner is None and owner_path and owner_path.split(".")[0] not in ("self", "cls"):
+                # a module not known (`for m in model.modules(): m.sparse = False`): any
+                # model may hold it
+                self.unplaced(None, state)
+            return
+        if not isinstance(owner, Module) or owner.parts is None:
+            return
+        prefix = name + "."
+        holds = (any(p == name or p.startswith(prefix) for p, _ in owner.parts)
+                 or any(p == name for p, _, _ in owner.classes))
+        if not holds and not isinstance(fact, Module) and not (isinstance(fact, Tensor) and fact.parameter):
+            if owner.cls is not None and any(k == name for k, _ in owner.attrs):
+                new = replace(owner, attrs=tuple((k, v) for k, v in owner.attrs if k != name)
+                              + (((name, fact),) if fact is not None else ()))
+                self._module_changed(owner_path, owner, new, state)
+            return
+        new = _with_submodule(owner, name, fact) if not _tied(owner, name) else None
+        self._module_changed(owner_path, owner, new, state)
+
+    def _sparse_switch(self, target: cst.Attribute, layer: Module, fact, state: State) -> None:
+        """`emb.sparse = flag` on an embedding: its weight gets the gradient the flag says."""
+        path = dotted(target.value)
+        sparse = fact.value if isinstance(fact, Const) and isinstance(fact.value, bool) else None
+        new = None
+        if layer.layer_class() in _SPARSE_CAPABLE and layer.parts is not None and len(layer.parts) == 1:
+            (weight, flags), = layer.parts
+            if flags is NO_GRADS:
+                return  # frozen: it gets no gradient either way
+            if sparse is not None:
+                flags = SPARSE_GRADS if sparse else DENSE_GRADS
+                new = replace(layer, parts=((weight, flags),), flags=flags, evidence=(*layer.evidence, Evidence.at(
+                    target, f"`{path}.sparse = {sparse}`: its weight gets a {'sparse' if sparse else 'dense'} grad")))
+        elif layer.cls is None:
+            return  # a torch layer without a sparse switch: a plain attribute
+        self._module_changed(path, layer, new, state)
+
+    def _module_changed(self, path: str, old: Module, new: Optional[Module], state: State) -> None:
+        if new is None:
+            state.bind(path, None)
+            if (not self._into_owner(path, None, state) and not self._placed_by_caller(path, state)
+                    and self._held_elsewhere(path, old, state)):
+                self.unplaced(path, state)
+            return
+        state.env[path] = new
+        self._aliases(path, old, new, state)
+        if (not self._into_owner(path, new, state, old) and not self._placed_by_caller(path, state)
+                and self._held_elsewhere(path, old, state)):
+            # (`for m in model.modules(): m.sparse = False`: the model holding it is not known)
+            self.unplaced(path, state)
 
     def _sequence_update(self, path: str, held, method: str, value: Optional[cst.BaseExpression], state: State) -> None:
         """`items.append(x)`, `items.extend(xs)`, `items += xs`: the elements follow; any
@@ -1057,6 +1122,36 @@ def _disjuncts(test: cst.BaseExpression) -> list:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return [*_disjuncts(test.left), *_disjuncts(test.right)]
     return [test]
+
+
+_SPARSE_CAPABLE = frozenset({"torch.nn.Embedding", "torch.nn.EmbeddingBag"})
+
+
+def _tied(owner: Module, name: str) -> bool:
+    """A parameter under `name` may be one that another name of `owner` shares."""
+    if owner.ties is None:
+        return True
+    prefix = name + "."
+    return any(n.lstrip("^") == name or n.lstrip("^").startswith(prefix) for group in owner.ties for n in group)
+
+
+def _with_submodule(owner: Module, name: str, fact) -> Optional[Module]:
+    """`owner` with `fact` set as its submodule `name` (None: what it then holds is not
+    known, as for a parameter or a value that is no module)."""
+    if not isinstance(fact, Module) or fact.parts is None or fact.ties:
+        return None
+    prefix = name + "."
+
+    def outside(p: str) -> bool:
+        return p != name and not p.startswith(prefix)
+
+    parts = tuple((p, f) for p, f in owner.parts if outside(p)) + tuple((prefix + p, f) for p, f in fact.parts)
+    layers = (tuple((p, c) for p, c in owner.layers if outside(p))
+              + tuple((prefix + p if p else name, c) for p, c in fact.layers))
+    classes = (tuple(c for c in owner.classes if outside(c[0])) + (((name, fact.cls, fact.attrs),) if fact.cls else ())
+               + tuple((prefix + p, c, a) for p, c, a in fact.classes))
+    return replace(owner, parts=parts, flags=union_flags(f for _, f in parts), layers=layers, classes=classes,
+                   evidence=owner.evidence + fact.evidence[-1:])
 
 
 def _may_be_sparse(fact) -> bool:

@@ -5,7 +5,9 @@ from typing import Optional
 
 import libcst as cst
 
-from sparselint.analysis.evaluation.facts import Callee, Params, Tensor
+from dataclasses import replace
+
+from sparselint.analysis.evaluation.facts import Callee, Choice, Params, Tensor
 from sparselint.analysis.evaluation.inference import ABSENT, arg, params_of_tensor
 from sparselint.analysis.evaluation.gradflags import Flags
 
@@ -17,6 +19,25 @@ def optimizer_call(node: cst.Call, ctx) -> Optional[str]:
         return None
     name = q.split(".")[-1]
     return name if name[:1].isupper() and name != "Optimizer" else None
+
+
+def classes_called(node: cst.Call, ctx) -> list[tuple[str, str, tuple, bool]]:
+    """(class name, how the finding names it, why it is that class, whether it is one a table
+    offers) for each `torch.optim` class the call may build: the one it names, or each one a
+    table offers for a key the caller chooses (`OPTIMIZERS[cfg["optimizer"]](params)`)."""
+    name = optimizer_call(node, ctx)
+    if name is not None:
+        return [(name, f"`{name}`", chosen_by(node, ctx), False)]
+    held = ctx.fact(node.func)
+    if not isinstance(held, Choice):
+        return []
+    out = []
+    for key, callee, where in held.options:
+        name = callee.target.split(".")[-1]
+        said = f"the table offers `{key!r}`: `{name}`"
+        why = (*held.evidence, replace(where, text=said)) if where is not None else held.evidence
+        out.append((name, f"`{name}` (the table's `{key!r}`, a key the caller may choose)", why, True))
+    return out
 
 
 def chosen_by(node: cst.Call, ctx) -> tuple:

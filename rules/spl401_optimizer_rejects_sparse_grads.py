@@ -45,7 +45,7 @@ from sparselint.rule import Rule
 
 from sparselint.analysis.evaluation.inference import arg, literal
 
-from ._optim import chosen_by, describe, optimizer_call, params_of
+from ._optim import classes_called, describe, params_of
 
 
 class OptimizerRejectsSparseGrads(Rule):
@@ -76,19 +76,22 @@ class OptimizerRejectsSparseGrads(Rule):
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        name = optimizer_call(node, ctx)
         fused = literal(arg(node, None, "fused")) is True
-        if name not in api.REJECTS_SPARSE_GRADS and not (fused and name in api.FUSED_REJECTS_SPARSE_GRADS):
+        rejecting = [(name, shown, why, offered) for name, shown, why, offered in classes_called(node, ctx)
+                     if name in api.REJECTS_SPARSE_GRADS or (fused and name in api.FUSED_REJECTS_SPARSE_GRADS)]
+        if not rejecting:
             return
         params = params_of(node, ctx)
         if params is None or params.flags.has_sparse is not True:
             return
+        name, shown, why, offered = rejecting[0]
         error = (api.FUSED_REJECTS_SPARSE_GRADS[name] if name not in api.REJECTS_SPARSE_GRADS
                  else f"RuntimeError: {api.REJECTS_SPARSE_GRADS[name]} does not support sparse gradients")
-        kind = f"`{name}(fused=True)`" if name not in api.REJECTS_SPARSE_GRADS else f"`{name}`"
+        kind = f"`{name}(fused=True)`" if name not in api.REJECTS_SPARSE_GRADS else shown
         ctx.report(self, node,
                    f"{kind} over parameters with sparse gradients: `optimizer.step()` raises "
                    f"`{error}` ({describe(params.flags)})",
-                   evidence=(*chosen_by(node, ctx), *params.evidence),
+                   evidence=(*why, *params.evidence),
                    suggestion="give the sparse-gradient parameters to `torch.optim.SparseAdam` (or SGD/Adagrad) "
-                              f"and the rest to `{name}`")
+                              f"and the rest to `{name}`",
+                   provisional=offered)

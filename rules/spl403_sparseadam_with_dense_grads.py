@@ -35,7 +35,7 @@ import libcst as cst
 from sparselint.analysis.torchops import torchapi as api
 from sparselint.rule import Rule
 
-from ._optim import chosen_by, optimizer_call, params_of
+from ._optim import classes_called, params_of
 
 
 class SparseAdamWithDenseGrads(Rule):
@@ -61,13 +61,17 @@ class SparseAdamWithDenseGrads(Rule):
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        if optimizer_call(node, ctx) != "SparseAdam":
+        chosen = [(shown, why, offered) for name, shown, why, offered in classes_called(node, ctx)
+                  if name == "SparseAdam"]
+        if not chosen:
             return
         params = params_of(node, ctx)
         if params is None or params.flags.has_dense is not True:
             return
+        shown, why, offered = chosen[0]
         ctx.report(self, node,
-                   "`SparseAdam` over parameters that get dense gradients: `optimizer.step()` raises "
+                   f"{shown} over parameters that get dense gradients: `optimizer.step()` raises "
                    "`RuntimeError: SparseAdam does not support dense gradients`",
-                   evidence=(*chosen_by(node, ctx), *params.evidence),
-                   suggestion="give only the sparse-gradient parameters (embeddings) to SparseAdam, the rest to Adam")
+                   evidence=(*why, *params.evidence),
+                   suggestion="give only the sparse-gradient parameters (embeddings) to SparseAdam, the rest to Adam",
+                   provisional=offered)

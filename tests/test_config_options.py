@@ -362,3 +362,47 @@ def test_the_derived_config_runs_clean_with_each_member(tmp_path):
     for given in ("", 'optimizer="adam"', 'optimizer="sparse_adam"'):
         r = _python(tmp_path, run.format(given=given))
         assert r.returncode == 0, r.stderr
+
+
+AGENT_PROJECT = os.path.join(FIXTURES, "projects", "api_optimizer_table_key_bad")
+
+
+def test_a_table_offering_an_optimizer_for_a_key_the_caller_chooses_is_checked(tmp_path):
+    shutil.copytree(AGENT_PROJECT, tmp_path / "p")
+    star = os.path.join("agentlib", "star.py")
+    r = run_cli("--no-cache", "--output-format", "full", "agentlib", cwd=tmp_path / "p")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert _findings(r.stdout) == [(star, "40", "SPL401")], r.stdout
+    assert "`Adam` (the table's `'adam'`, a key the caller may choose)" in r.stdout
+    assert "because: line 39: `self.opt[\"optimizer\"]`, which the caller chooses, picks the class" in r.stdout
+    assert "because: line 21: the table offers `'adam'`: `Adam`" in r.stdout
+    off = run_cli("--no-cache", "--config", "api-entry-points = false", "agentlib", cwd=tmp_path / "p")
+    assert off.returncode == 0, off.stdout
+
+
+@pytest.mark.parametrize("pick", [
+    # a key this code computes, not one the caller passes
+    "name = input()\nopt = OPTIMIZERS[name](emb.parameters(), lr=0.1)",
+    # each key the loop names is known
+    "for name in ('sgd', 'adagrad'):\n    opt = OPTIMIZERS[name](emb.parameters(), lr=0.1)",
+    # the table holds something other than torch optimizer classes
+    "opt = MIXED[name](emb.parameters(), lr=0.1)",
+])
+def test_a_table_lookup_is_not_taken_for_the_callers_choice_without_that_evidence(tmp_path, pick):
+    pick = pick.replace("\n", "\n" + " " * 12)
+    _package(tmp_path, {"lib/train.py": f"""
+        import torch
+        import torch.nn as nn
+
+        OPTIMIZERS = {{"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad, "adam": torch.optim.Adam}}
+        MIXED = {{"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "custom": make_optimizer}}
+
+
+        def train(name, ids):
+            emb = nn.Embedding(10, 3, sparse=True)
+            {pick}
+            emb(ids).sum().backward()
+            opt.step()
+        """})
+    r = run_cli("--no-cache", os.path.join("lib", "train.py"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr

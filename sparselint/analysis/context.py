@@ -67,6 +67,7 @@ class Context:
         self._assigned: dict[cst.CSTNode, set[str]] = {}
         self._backward_in: dict = {}
         self._seen: dict = {}  # finding key -> its index in self.diagnostics
+        self._provisional: set = set()  # keys of findings a later context may say better (see `report`)
         self._unsafe_here: set = set()  # finding keys whose fix some context makes unsafe
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
@@ -473,9 +474,21 @@ class Context:
     # -- reporting ---------------------------------------------------------------------
 
     def report(self, rule, node: cst.CSTNode, message: str, *, evidence: Iterable[Evidence] = (),
-               fix: Optional[Fix] = None, suggestion: str = "", when: str = "") -> None:
+               fix: Optional[Fix] = None, suggestion: str = "", when: str = "", provisional: bool = False) -> None:
+        """`provisional`: a finding another context of the same line may say better (an
+        optimizer class picked by a key not known here, which a run with the option's values
+        names); the first finding that is not provisional takes its place."""
         l1, c1, l2, c2 = self.span(node)
         key = (rule.code, l1, c1, l2, c2)
+        if key in self._provisional and not provisional:
+            self._provisional.discard(key)
+            index = self._seen[key]
+            earlier = self.diagnostics[index]
+            self.diagnostics[index] = Diagnostic(
+                code=rule.code, name=rule.name, message=message, path=self.path,
+                line=l1, column=c1, end_line=l2, end_column=c2, evidence=self._resolve(evidence),
+                fix=_shared_fix(earlier.fix, fix), suggestion=suggestion, when=when or rule.when)
+            return
         if key in self._seen:
             # the line runs in several contexts (its function called from here and from
             # there): one edit serves them all, so it is only as safe as its least safe one
@@ -486,6 +499,8 @@ class Context:
                 self.diagnostics[index] = replace(earlier, fix=shared)
             return
         self._seen[key] = len(self.diagnostics)
+        if provisional:
+            self._provisional.add(key)
         if fix is not None and fix.safe and key in self._unsafe_here:
             fix = replace(fix, safe=False)
         self.diagnostics.append(Diagnostic(
@@ -499,6 +514,7 @@ class Context:
         that turned out not to be what the program does)."""
         del self.diagnostics[since:]
         self._seen = {k: i for k, i in self._seen.items() if i < since}
+        self._provisional &= set(self._seen)
 
     def fix_unsafe_here(self, rule, node: cst.CSTNode) -> None:
         """The rule looked at `node` in a context where it finds nothing, but where the edit

@@ -286,7 +286,17 @@ class Callee:
         return self.local or self.node is not None or bool(self.file)
 
 
-Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee, Items, Coroutine]
+@dataclass(frozen=True)
+class Choice:
+    """One of the torch callables of a table, picked by a key the caller of this function
+    chooses (`OPTIMIZERS[cfg["optimizer"]]`, the key not known here): the table offers each
+    of them, so each is admitted. `options`: (key, the callable, where the key is written)."""
+
+    options: tuple[tuple[str, "Callee", Optional[Evidence]], ...]
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+
+
+Fact = Union[Tensor, Module, Params, Optimizer, Scalar, Literal, Const, Instance, Callee, Items, Coroutine, Choice]
 
 
 def attr_of(attrs: tuple, name: str):

@@ -9,9 +9,10 @@ import libcst as cst
 
 from .. import shapes
 from ....diagnostics import Evidence
-from ..facts import (NOGRAD, NONLEAF, Callee, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
+from ..facts import (NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
                      Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
+from ...cst.syntax import assigned_names, parameters_of
 from ...argparse_options import parsed_arguments
 from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
@@ -104,6 +105,33 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         if held is not None and isinstance(index, Const) and index.evidence and hasattr(held, "evidence"):
             held = replace(held, evidence=(*index.evidence, *held.evidence))
         return held
+
+    def _choice(self, table: Instance, index: Optional[cst.BaseExpression], state: State) -> Optional[Choice]:
+        """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes
+        (read from a parameter or from `self`) and that is not known here: one of the table's
+        torch optimizer classes, each of which the table offers."""
+        if index is None or self.fact(index, state) is not None or table.keys is None or len(table.keys) < 2:
+            return None
+        root = index
+        while type(root) in (cst.Attribute, cst.Subscript):
+            root = root.value
+        scope = self.scope_node
+        if not (type(root) is cst.Name and isinstance(scope, cst.FunctionDef)
+                and (root.value == "self" or root.value in parameters_of(scope))
+                and root.value not in assigned_names(scope.body.body)):
+            return None  # (a name this function binds holds what it computed, not the caller's choice)
+        held = dict(table.attrs)
+        written = dict(table.written or ())
+        options = []
+        for key in table.keys:
+            fact = held.get(key)
+            if not (isinstance(fact, Callee) and not fact.project and fact.target.startswith("torch.optim.")):
+                return None
+            options.append((key, fact, written.get(key)))
+        spelled = cst.Module([]).code_for_node(index)
+        shown = f"`{spelled}`" if len(spelled) <= 40 and "\n" not in spelled else "the key"
+        return Choice(options=tuple(options), evidence=(Evidence.at(
+            index, f"{shown}, which the caller chooses, picks the class from the table"),))
 
     def callee_name(self, func: cst.BaseExpression, state: State) -> Optional[str]:
         """The torch name a callee means: spelled out, or held by a name (`opt_cls(...)`)."""
@@ -226,7 +254,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if isinstance(base, Instance) and base.cls == "dict" and len(node.slice) == 1:
                 index = getattr(node.slice[0].slice, "value", None)
                 key = self.value(index, state)
-                return self.looked_up(base, self.fact(index, state), key) if isinstance(key, str) else None
+                if isinstance(key, str):
+                    return self.looked_up(base, self.fact(index, state), key)
+                return self._choice(base, index, state) if key is _UNKNOWN else None
             return self._item(base, node, state)
         if t is cst.List or t is cst.Tuple:
             return self._collection(node, state)

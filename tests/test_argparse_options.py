@@ -104,6 +104,20 @@ def test_clipping_only_the_dense_parameters_and_an_explicit_argument_list_stay_s
     assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
 
 
+@pytest.mark.parametrize("explicit, call, reported", [
+    ("argv", "main()", True),  # `def main(argv=None)` called without one: the command line
+    ("sys.argv[1:]", "main()", True),
+    ("argv", 'main(["--clip", "0"])', False),  # the list the caller passes is what it parses
+])
+def test_parse_args_given_the_command_line_through_a_parameter(tmp_path, explicit, call, reported):
+    text = _program(tmp_path, explicit=explicit).replace("def main():", "def main(argv=None):")
+    text = text.replace("import argparse", "import argparse\nimport sys").replace("    main()", f"    {call}")
+    (tmp_path / "train.py").write_text(text)
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=tmp_path)
+    assert r.returncode == (1 if reported else 0), r.stdout + r.stderr
+    assert ("SPL301" in r.stdout) is reported, r.stdout
+
+
 def test_a_required_option_has_no_default_and_an_unread_option_changes_nothing(tmp_path):
     (tmp_path / "req.py").write_text(textwrap.dedent('''
         import argparse

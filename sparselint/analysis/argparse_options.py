@@ -216,8 +216,7 @@ def _options_of_factories(tree: ast.Module, text: str, path: str) -> list:
                         made_by[t.id] = node.value.func if fresh else None
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
                 made_by[node.target.id] = None
-            elif (isinstance(node, ast.Call) and not node.args and not node.keywords
-                  and isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_args", "parse_known_args")):
+            elif isinstance(node, ast.Call) and _parses_argv(node):
                 calls.append(node.func.value)
         for receiver in calls:
             factory = receiver.func if isinstance(receiver, ast.Call) else (
@@ -226,6 +225,17 @@ def _options_of_factories(tree: ast.Module, text: str, path: str) -> list:
             if target is not None and target[0] != os.path.abspath(path):
                 out.extend(_returned_options(*target, added))
     return list(_first_of_each(out))
+
+
+def _parses_argv(node: ast.Call) -> bool:
+    """`parse_args()`, or with one argument that may be the command line (`argv`,
+    `sys.argv[1:]`): whether it is, the analysis of the call decides."""
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_args", "parse_known_args")):
+        return False
+    given = [*node.args, *(k.value for k in node.keywords if k.arg == "args")]
+    if len(given) != len(node.args) + len(node.keywords):
+        return False
+    return not given or (len(given) == 1 and isinstance(given[0], (ast.Name, ast.Subscript)))
 
 
 def _in_scope(scope: ast.AST):
@@ -264,8 +274,7 @@ def _parser_names(tree: ast.AST) -> set:
             for t in node.targets if isinstance(t, ast.Name)}
     if not made:
         return made
-    used = {node.func.value.id for node in _of_type(tree, ast.Call) if not node.args
-            and isinstance(node.func, ast.Attribute) and node.func.attr in ("parse_args", "parse_known_args")
+    used = {node.func.value.id for node in _of_type(tree, ast.Call) if _parses_argv(node)
             and isinstance(node.func.value, ast.Name)}
     used |= {node.value.id for node in _of_type(tree, ast.Return) if isinstance(node.value, ast.Name)}
     return _with_groups(tree, made & used)

@@ -106,6 +106,21 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             held = replace(held, evidence=(*index.evidence, *held.evidence))
         return held
 
+    def _parses_command_line(self, node: cst.Call, state: State) -> bool:
+        """`parse_args()`, `parse_args(sys.argv[1:])`, or `parse_args(argv)` with `argv` None
+        here (`def main(argv=None)` called without one): the program's own command line."""
+        if not node.args:
+            return True
+        if len(node.args) != 1 or node.args[0].star or (node.args[0].keyword is not None
+                                                        and node.args[0].keyword.value != "args"):
+            return False
+        given = node.args[0].value
+        if (type(given) is cst.Subscript and dotted(given.value) == "sys.argv"
+                and cst.Module([]).code_for_node(given.slice[0]) == "1:"):
+            return True
+        held = self.fact(given, state)
+        return isinstance(held, Const) and held.value is None
+
     def _choice(self, table: Instance, index: Optional[cst.BaseExpression], state: State) -> Optional[Choice]:
         """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes
         (read from a parameter or from `self`) and that is not known here: one of the table's
@@ -435,7 +450,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         made = self._held_class_call(node, state)
         if made is not None:
             return made
-        if isinstance(func, cst.Attribute) and func.attr.value in ("parse_args", "parse_known_args") and not node.args:
+        if (isinstance(func, cst.Attribute) and func.attr.value in ("parse_args", "parse_known_args")
+                and self._parses_command_line(node, state)):
             parsed = parsed_arguments()
             if parsed is not None:
                 # the command line's options in the configuration being checked (an explicit

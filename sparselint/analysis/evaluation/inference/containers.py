@@ -435,7 +435,7 @@ class ContainerFacts:
                 parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
                 evidence += m.evidence
             return Module(kind=kind, flags=union_flags(f for _, f in parts), parts=tuple(parts),
-                          **_children_ties(named), layers=_layers(q, named), evidence=evidence)
+                          **_children_ties(named), layers=_layers(q, named), classes=_classes(named), evidence=evidence)
         if not isinstance(inner, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return None
         scratch = self._scratch(state)
@@ -485,12 +485,20 @@ class ContainerFacts:
                 parts.extend((f"{key}.{p}" if p else key, f) for p, f in m.parts)
             evidence += m.evidence
         return Module(kind=q.split(".")[-1], flags=flags, parts=tuple(parts) if named else None,
-                      **_children_ties(held), layers=_layers(q, held), evidence=evidence)
+                      **_children_ties(held), layers=_layers(q, held), classes=_classes(held) if named else (),
+                      evidence=evidence)
 
 
 def _layers(q: str, children) -> tuple[tuple[str, str], ...]:
     """The torch layers of a container of these (name, module) children, itself first."""
     return (("", q), *((f"{key}.{p}" if p else key, c) for key, m in children for p, c in m.layers))
+
+
+def _classes(children) -> tuple:
+    """The submodules made by classes of the project, of a container of these (name,
+    module) children (see `Module.classes`)."""
+    return tuple(c for key, m in children for c in (((key, m.cls, m.attrs),) if m.cls else ())
+                 + tuple((f"{key}.{p}", cls, a) for p, cls, a in m.classes))
 
 
 def _children_ties(children) -> dict:

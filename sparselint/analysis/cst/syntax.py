@@ -172,17 +172,21 @@ def grad_free(with_node: cst.With, qualify: Callable) -> bool:
 
 def parameter_loop_owner(node) -> dict:
     """{loop variable: X} for `for p in X.parameters()` or `for name, p in
-    X.named_parameters()`, X a path."""
+    X.named_parameters()`, and for the modules of X (`for m in X.modules()`, `children()`,
+    `named_modules()`, `named_children()`), X a path."""
     it = node.iter if type(node) is cst.For else None
     if not (type(it) is cst.Call and type(it.func) is cst.Attribute and not it.args
-            and it.func.attr.value in ("parameters", "named_parameters")):
+            and it.func.attr.value in _OWNED):
         return {}
     owner, target = dotted(it.func.value), node.target
-    if it.func.attr.value == "named_parameters":
+    if it.func.attr.value.startswith("named_"):
         if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
             return {}
         target = target.elements[1].value
     return {target.value: owner} if owner and isinstance(target, cst.Name) else {}
+
+
+_OWNED = frozenset({"parameters", "named_parameters", "modules", "children", "named_modules", "named_children"})
 
 
 def parameters_of(func: cst.FunctionDef) -> set[str]:

@@ -12,7 +12,7 @@ from ...torchops import torchapi as api
 from ....diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, froze,
                      attr_of, element_of, join_all, union_flags, union_params)
-from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE_GRADS
+from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE_GRADS, Flags
 from ...cst.names import dotted, is_torch
 from ...cst.syntax import parameters_of
 from ...entry import caller_key
@@ -556,13 +556,18 @@ class Effects:
                                   and self.scope_node.name.value == "__init__"):
             return  # (a module being built: what its constructor sets is what it is made of)
         owner = self.fact(target.value, state)
-        if name == "sparse":
+        if name == "sparse" and not (isinstance(owner, Module) and owner.cls is not None):
             if isinstance(owner, Module):
                 self._sparse_switch(target, owner, fact, state)
-            elif owner is None and owner_path and owner_path.split(".")[0] not in ("self", "cls"):
-                # a module not known (`for m in model.modules(): m.sparse = False`): any
-                # model may hold it
-                self.unplaced(None, state)
+            elif owner is None and owner_path in self.loop_owners:
+                # `for m in model.modules(): m.sparse = False`: which of its modules it was is
+                # not known
+                looped = self.loop_owners[owner_path]
+                held = self._held(looped, state)
+                if isinstance(held, Module) and not self._placed_by_caller(looped, state):
+                    self._module_changed(looped, held, None, state)
+                else:
+                    self.unplaced(None, state)
             return
         if not isinstance(owner, Module) or owner.parts is None:
             return
@@ -575,7 +580,10 @@ class Effects:
                               + (((name, fact),) if fact is not None else ()))
                 self._module_changed(owner_path, owner, new, state)
             return
-        new = _with_submodule(owner, name, fact) if not _tied(owner, name) else None
+        new = None
+        if not _tied(owner, name):
+            # (a submodule of a kind not known: what the others hold stays as it was)
+            new = _with_submodule(owner, name, fact) or _without_submodule(owner, name)
         self._module_changed(owner_path, owner, new, state)
 
     def _sparse_switch(self, target: cst.Attribute, layer: Module, fact, state: State) -> None:
@@ -583,7 +591,9 @@ class Effects:
         path = dotted(target.value)
         sparse = fact.value if isinstance(fact, Const) and isinstance(fact.value, bool) else None
         new = None
-        if layer.layer_class() in _SPARSE_CAPABLE and layer.parts is not None and len(layer.parts) == 1:
+        if layer.layer_class() not in _SPARSE_CAPABLE:
+            return  # a torch layer without a sparse switch: a plain attribute
+        if layer.parts is not None and len(layer.parts) == 1:
             (weight, flags), = layer.parts
             if flags is NO_GRADS:
                 return  # frozen: it gets no gradient either way
@@ -591,23 +601,29 @@ class Effects:
                 flags = SPARSE_GRADS if sparse else DENSE_GRADS
                 new = replace(layer, parts=((weight, flags),), flags=flags, evidence=(*layer.evidence, Evidence.at(
                     target, f"`{path}.sparse = {sparse}`: its weight gets a {'sparse' if sparse else 'dense'} grad")))
-        elif layer.cls is None:
-            return  # a torch layer without a sparse switch: a plain attribute
         self._module_changed(path, layer, new, state)
 
     def _module_changed(self, path: str, old: Module, new: Optional[Module], state: State) -> None:
+        """The module at `path` is now `new` (None: not known), and so are the modules that
+        hold it, where they are known."""
         if new is None:
             state.bind(path, None)
-            if (not self._into_owner(path, None, state) and not self._placed_by_caller(path, state)
-                    and self._held_elsewhere(path, old, state)):
-                self.unplaced(path, state)
+            placed = self._into_owner(path, None, state)
+        else:
+            state.env[path] = new
+            self._aliases(path, old, new, state)
+            placed = self._into_owner(path, new, state, old)
+        if placed or self._placed_by_caller(path, state):
             return
-        state.env[path] = new
-        self._aliases(path, old, new, state)
-        if (not self._into_owner(path, new, state, old) and not self._placed_by_caller(path, state)
-                and self._held_elsewhere(path, old, state)):
-            # (`for m in model.modules(): m.sparse = False`: the model holding it is not known)
-            self.unplaced(path, state)
+        looped = self.loop_owners.get(path)
+        held = self._held(looped, state) if looped else None
+        if isinstance(held, Module) and not self._placed_by_caller(looped, state):
+            # `for m in teacher.modules(): m.sparse = False`: one of the modules of that model,
+            # which one not placed
+            state.bind(looped, None)
+            self._into_owner(looped, None, state)
+        elif self._held_elsewhere(path, old, state):
+            self.unplaced(path, state)  # the model holding it is not known
 
     def _sequence_update(self, path: str, held, method: str, value: Optional[cst.BaseExpression], state: State) -> None:
         """`items.append(x)`, `items.extend(xs)`, `items += xs`: the elements follow; any
@@ -899,8 +915,10 @@ class Effects:
             return True  # not the submodule it held (a new one was set): not followed here
         changed = dict(fact.parts)
         parts = tuple((n, changed[n[len(prefix):]] if n.startswith(prefix) else f) for n, f in owner.parts)
-        if parts != owner.parts:
-            state.env[owner_path] = replace(owner, parts=parts, flags=union_flags(f for _, f in parts))
+        # (what the submodule's own `forward` reads of its attributes, as they now are)
+        classes = tuple((p, c, fact.attrs if p == sub else a) for p, c, a in owner.classes)
+        if parts != owner.parts or classes != owner.classes:
+            state.env[owner_path] = replace(owner, parts=parts, flags=union_flags(f for _, f in parts), classes=classes)
             self._aliases(owner_path, owner, state.env[owner_path], state)
             self._into_owner(owner_path, state.env[owner_path], state, owner)
         return True
@@ -1163,6 +1181,18 @@ def _with_submodule(owner: Module, name: str, fact) -> Optional[Module]:
                + tuple((prefix + p, c, a) for p, c, a in fact.classes))
     return replace(owner, parts=parts, flags=union_flags(f for _, f in parts), layers=layers, classes=classes,
                    evidence=owner.evidence + fact.evidence[-1:])
+
+
+def _without_submodule(owner: Module, name: str) -> Module:
+    """`owner` holding at `name` something not known: its other parameters keep their
+    gradients, which are then all it surely has."""
+    prefix = name + "."
+    rest = tuple((p, f) for p, f in owner.parts if p != name and not p.startswith(prefix))
+    known = union_flags(f for _, f in rest)
+    return replace(owner, parts=None, flags=Flags(known.has_sparse or None, known.has_dense or None,
+                                                  known.sparse_param or None),
+                   layers=tuple((p, c) for p, c in owner.layers if p != name and not p.startswith(prefix)),
+                   classes=tuple(c for c in owner.classes if c[0] != name and not c[0].startswith(prefix)), ties=None)
 
 
 def _may_be_sparse(fact) -> bool:

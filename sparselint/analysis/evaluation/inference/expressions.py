@@ -13,6 +13,7 @@ from ..facts import (NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, In
                      Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
 from ...cst.syntax import assigned_names, parameters_of
+from ...cst.tree import walk
 from ...argparse_options import parsed_arguments
 from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
@@ -127,14 +128,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         torch optimizer classes, each of which the table offers."""
         if index is None or self.fact(index, state) is not None or table.keys is None or len(table.keys) < 2:
             return None
-        root = index
-        while type(root) in (cst.Attribute, cst.Subscript):
-            root = root.value
         scope = self.scope_node
-        if not (type(root) is cst.Name and isinstance(scope, cst.FunctionDef)
-                and (root.value == "self" or root.value in parameters_of(scope))
-                and root.value not in assigned_names(scope.body.body)):
-            return None  # (a name this function binds holds what it computed, not the caller's choice)
+        if not isinstance(scope, cst.FunctionDef) or not _callers_key(index, scope):
+            return None
+        spelled = cst.Module([]).code_for_node(index)
+        if _tested_or_set(scope, spelled):
+            return None  # (`if name not in SPARSE_OK: raise`: the function admits only some keys)
         held = dict(table.attrs)
         written = dict(table.written or ())
         options = []
@@ -143,7 +142,6 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if not (isinstance(fact, Callee) and not fact.project and fact.target.startswith("torch.optim.")):
                 return None
             options.append((key, fact, written.get(key)))
-        spelled = cst.Module([]).code_for_node(index)
         shown = f"`{spelled}`" if len(spelled) <= 40 and "\n" not in spelled else "the key"
         return Choice(options=tuple(options), evidence=(Evidence.at(
             index, f"{shown}, which the caller chooses, picks the class from the table"),))
@@ -564,3 +562,34 @@ def _submodules(model: Module, method: str) -> Optional[Items]:
     if method.startswith("named_"):
         return Items(tuple(Items((Const(value=p), m)) for p, m in pairs), "generator")
     return Items(tuple(m for _, m in pairs), "generator")
+
+
+def _callers_key(index: cst.BaseExpression, scope: cst.FunctionDef) -> bool:
+    """A key as the caller gives it: a parameter the function never rebinds (`name`), or a
+    key of a config dict it or its object was given (`opt["optimizer"]`,
+    `self.opt["optimizer"]`). An attribute (`self.optim_name`, `cfg.optimizer`) may hold
+    what a constructor or a record class checked or computed."""
+    if type(index) is cst.Name:
+        return index.value in parameters_of(scope) and index.value not in assigned_names(scope.body.body)
+    if not (type(index) is cst.Subscript and len(index.slice) == 1 and isinstance(index.slice[0].slice, cst.Index)
+            and isinstance(index.slice[0].slice.value, cst.SimpleString)):
+        return False
+    holder = index.value
+    if type(holder) is cst.Name:
+        return holder.value in parameters_of(scope) and holder.value not in assigned_names(scope.body.body)
+    return type(holder) is cst.Attribute and type(holder.value) is cst.Name and holder.value.value == "self"
+
+
+def _tested_or_set(scope: cst.FunctionDef, spelled: str) -> bool:
+    """Whether the function compares the key (`if name not in (...)`, `assert name in OK`)
+    or sets it (`self.opt["optimizer"] = "sgd"`)."""
+    code = cst.Module([]).code_for_node
+    for node in walk(scope.body):
+        if type(node) is cst.Comparison:
+            if code(node.left) == spelled or any(code(c.comparator) == spelled for c in node.comparisons):
+                return True
+        elif type(node) is cst.AssignTarget and code(node.target) == spelled:
+            return True
+        elif type(node) in (cst.AugAssign, cst.AnnAssign) and code(node.target) == spelled:
+            return True
+    return False

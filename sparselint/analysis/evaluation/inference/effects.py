@@ -448,8 +448,10 @@ class Effects:
         if isinstance(target, cst.Attribute):
             done, fact = self.share(target, value, fact, state)
             if done:
+                # (the model holding both, when its parameters are not all known by name)
+                self._parameter_set_unplaced(dotted(target.value) or "", state)
                 return
-            self._module_attribute_set(target, fact, state)
+            self._module_attribute_set(target, value, fact, state)
         if isinstance(target, cst.Attribute):
             # `cfg.sparse = False` / `args.adj = adj` on an object: the object's own record of
             # its attributes (what a constructor or callee it is passed to reads) follows
@@ -545,7 +547,7 @@ class Effects:
     def _held(self, path: Optional[str], state: State):
         return (state.env.get(path) or self.lookup(path, state)) if path else None
 
-    def _module_attribute_set(self, target: cst.Attribute, fact, state: State) -> None:
+    def _module_attribute_set(self, target: cst.Attribute, value, fact, state: State) -> None:
         """An attribute set on a module after it was built: `model.emb.sparse = False` changes
         the gradient its weight gets; `model.emb = nn.Embedding(...)` sets another submodule
         in place of the old one; `model.normalize = False` changes what its `forward` reads.
@@ -569,6 +571,8 @@ class Effects:
                 else:
                     self.unplaced(None, state)
             return
+        if isinstance(fact, Tensor) and fact.parameter or fact is None and self._of_a_module(value, state):
+            self._parameter_set_unplaced(owner_path, state)
         if not isinstance(owner, Module) or owner.parts is None:
             return
         prefix = name + "."
@@ -585,6 +589,29 @@ class Effects:
             # (a submodule of a kind not known: what the others hold stays as it was)
             new = _with_submodule(owner, name, fact) or _without_submodule(owner, name)
         self._module_changed(owner_path, owner, new, state)
+
+    def _of_a_module(self, value, state: State) -> bool:
+        """`model.emb.weight`: an attribute path read from a module (a parameter of it, when
+        its parameters are not known by name)."""
+        path = dotted(value) if isinstance(value, cst.Attribute) else None
+        if path is None:
+            return False
+        parts = path.split(".")
+        return any(isinstance(self._held(".".join(parts[:cut]), state), Module) for cut in range(len(parts) - 1, 0, -1))
+
+    def _parameter_set_unplaced(self, path: str, state: State) -> None:
+        """A parameter set on a module of a model whose parameters are not all known by
+        name (`model.decoder.weight = model.emb.weight` beside a GRU): it may now be one
+        parameter with a sparse table, whose gradient is then dense; whether the model
+        still has sparse gradients is no longer known."""
+        parts = path.split(".")
+        for cut in range(len(parts), 0, -1):
+            owner = ".".join(parts[:cut])
+            held = self._held(owner, state)
+            if isinstance(held, Module) and held.parts is None and held.flags.has_sparse is True:
+                # (a module being built, its gradients not yet known, keeps its record of ties)
+                state.env[owner] = replace(held, flags=Flags(None, held.flags.has_dense, None))
+                self._into_owner(owner, None, state)
 
     def _sparse_switch(self, target: cst.Attribute, layer: Module, fact, state: State) -> None:
         """`emb.sparse = flag` on an embedding: its weight gets the gradient the flag says."""

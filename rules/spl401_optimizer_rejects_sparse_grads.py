@@ -6,7 +6,9 @@ with `fused=True`, which reject them with their own messages) built over paramet
 that get sparse gradients: the weight of an `nn.Embedding(sparse=True)` or
 `nn.EmbeddingBag(sparse=True)`, a model that owns one (also through `nn.ModuleList`,
 `nn.Sequential`, `nn.ModuleDict`, subclassing, or a model class defined in another module of
-the project), or a parameter used with `F.embedding(..., sparse=True)`.
+the project), or a parameter used with `F.embedding(..., sparse=True)`. An optimizer class
+picked from a table by a key the caller passes (`OPTIMIZERS[opt["optimizer"]](params)`, the
+key not tested or set by the function) may be any class the table offers: each one is checked.
 
 ## Why is this bad?
 The first `optimizer.step()` raises `RuntimeError: Adam does not support sparse gradients,

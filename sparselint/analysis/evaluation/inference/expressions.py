@@ -126,7 +126,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes
         (read from a parameter or from `self`) and that is not known here: one of the table's
         torch optimizer classes, each of which the table offers."""
-        if index is None or self.fact(index, state) is not None or table.keys is None or len(table.keys) < 2:
+        # (a table imported from another module holds at least the keys it holds there)
+        keys = table.keys if table.keys is not None else tuple(k for k, _ in table.attrs)
+        if index is None or len(keys) < 2 or self.fact(index, state) is not None:
             return None
         scope = self.scope_node
         if not isinstance(scope, cst.FunctionDef) or not _callers_key(index, scope):
@@ -137,7 +139,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         held = dict(table.attrs)
         written = dict(table.written or ())
         options = []
-        for key in table.keys:
+        for key in keys:
             fact = held.get(key)
             if not (isinstance(fact, Callee) and not fact.project and fact.target.startswith("torch.optim.")):
                 return None
@@ -567,8 +569,9 @@ def _submodules(model: Module, method: str) -> Optional[Items]:
 def _callers_key(index: cst.BaseExpression, scope: cst.FunctionDef) -> bool:
     """A key as the caller gives it: a parameter the function never rebinds (`name`), or a
     key of a config dict it or its object was given (`opt["optimizer"]`,
-    `self.opt["optimizer"]`). An attribute (`self.optim_name`, `cfg.optimizer`) may hold
-    what a constructor or a record class checked or computed."""
+    `self.opt["optimizer"]`). An attribute (`self.optim_name`, `cfg.optimizer`,
+    `args.optimizer`) may hold what a constructor, a record class or a parser's `choices`
+    checked; argparse options are read where the parser is."""
     if type(index) is cst.Name:
         return index.value in parameters_of(scope) and index.value not in assigned_names(scope.body.body)
     if not (type(index) is cst.Subscript and len(index.slice) == 1 and isinstance(index.slice[0].slice, cst.Index)

@@ -96,14 +96,8 @@ class Effects:
         """The value of a branch test that depends only on literals the facts hold (`if clip:`
         with `clip=False` passed or defaulted, `if name == "adam":`, `if self.max_norm is
         not None:`); None when it cannot be decided."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self.truth(test.expression, state)
-            return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self.truth(test.left, state), self.truth(test.right, state)
-            if isinstance(test.operator, cst.And):
-                return False if False in (left, right) else True if left is True and right is True else None
-            return True if True in (left, right) else False if left is False and right is False else None
+        if _is_connective(test):
+            return _connective(test, lambda part: self.truth(part, state))
         if isinstance(test, cst.Comparison):
             v = self.comparison_value(test, state)
             return None if v is _UNKNOWN else v
@@ -141,14 +135,8 @@ class Effects:
         """`truth` of a test about one parameter, where `p.grad is not None` counts as true
         when its gradient is known: a parameter whose gradient is missing has no gradient
         that could fail either, so the test reads as it does where the gradient exists."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self._element_truth(test.expression, state)
-            return None if inner is None else not inner
-        if isinstance(test, cst.BooleanOperation):
-            left, right = self._element_truth(test.left, state), self._element_truth(test.right, state)
-            if isinstance(test.operator, cst.And):
-                return False if False in (left, right) else True if left is True and right is True else None
-            return True if True in (left, right) else False if left is False and right is False else None
+        if _is_connective(test):
+            return _connective(test, lambda part: self._element_truth(part, state))
         if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                 and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
                 and _is_name(test.comparisons[0].comparator, "None")
@@ -877,12 +865,9 @@ class Effects:
             if not self._into_owner(owner, None, state) and not mapped:
                 self.unplaced(owner, state)
             return True
-        parts = path.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            owner, suffix = ".".join(parts[:cut]), ".".join(parts[cut:])
-            module = state.env.get(owner) or self.lookup(owner, state)
-            if not isinstance(module, Module):
-                continue
+        found = self._enclosing_module(path, state)
+        if found is not None:
+            owner, module, suffix = found
             if module.parts is None:
                 state.bind(owner, None)  # which parameter it was is unknown
                 if not self._into_owner(owner, None, state):
@@ -902,6 +887,17 @@ class Effects:
             self.unplaced(None, state)
         return False
 
+    def _enclosing_module(self, path: str, state: State) -> Optional[tuple[str, Module, str]]:
+        """The nearest enclosing path of `path` that holds a module fact: (that path, the
+        module, the rest of `path` under it)."""
+        parts = path.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            module = state.env.get(owner) or self.lookup(owner, state)
+            if isinstance(module, Module):
+                return owner, module, ".".join(parts[cut:])
+        return None
+
     def _into_owner(self, path: str, fact, state: State, old=None) -> bool:
         """A helper given a submodule (`freeze(model.emb)`) changed what its parameters get:
         the module that holds it holds the changed parameters too. False when no module is
@@ -910,27 +906,22 @@ class Effects:
         model.towers[0]`), and what they hold is forgotten."""
         if fact is not None and (not isinstance(fact, Module) or fact.parts is None):
             return False
-        parts = path.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            owner_path = ".".join(parts[:cut])
-            owner = state.env.get(owner_path) or self.lookup(owner_path, state)
-            if isinstance(owner, Module):
-                break
-        else:
+        found = self._enclosing_module(path, state)
+        if found is None:
             if (fact is not None and froze(old, fact) and not self._placed_by_caller(path, state)
                     and self._held_elsewhere(path, old, state)):
                 self.unplaced(path, state)
             return False
+        owner_path, owner, sub = found
         if owner.parts is None:
             return True
-        prefix = ".".join(parts[cut:]) + "."
+        prefix = sub + "."
         held = {n[len(prefix):]: f for n, f in owner.parts if n.startswith(prefix)}
         if fact is None:
             if held:  # what its submodule's parameters get is no longer known
                 state.bind(owner_path, None)
                 self._into_owner(owner_path, None, state)
             return True
-        sub = ".".join(parts[cut:])
         recorded = next((c for p, c, _ in owner.classes if p == sub), None)
         if recorded != fact.cls and (recorded is not None or fact.cls is not None):
             # another submodule set in its place (`swap(model)`): what a call of it runs is
@@ -1228,3 +1219,19 @@ def _may_be_sparse(fact) -> bool:
 
 def _is_name(node, value: str) -> bool:
     return isinstance(node, cst.Name) and node.value == value
+
+
+def _is_connective(test) -> bool:
+    return isinstance(test, cst.BooleanOperation) or (isinstance(test, cst.UnaryOperation)
+                                                       and isinstance(test.operator, cst.Not))
+
+
+def _connective(test, truth) -> Optional[bool]:
+    """`not`, `and`, `or` over the truth `truth` gives each part (None: not decided)."""
+    if isinstance(test, cst.UnaryOperation):
+        inner = truth(test.expression)
+        return None if inner is None else not inner
+    left, right = truth(test.left), truth(test.right)
+    if isinstance(test.operator, cst.And):
+        return False if False in (left, right) else True if left is True and right is True else None
+    return True if True in (left, right) else False if left is False and right is False else None

@@ -887,15 +887,18 @@ class Effects:
             self.unplaced(None, state)
         return False
 
-    def _enclosing_module(self, path: str, state: State) -> Optional[tuple[str, Module, str]]:
+    def _enclosing_module(self, path: str, state: State, nearest: bool = False) -> Optional[tuple[str, Module, str]]:
         """The nearest enclosing path of `path` that holds a module fact: (that path, the
-        module, the rest of `path` under it)."""
+        module, the rest of `path` under it). `nearest`: only when the nearest enclosing
+        path with a fact holds a module (`cfg.model.emb` of a config object is no model's)."""
         parts = path.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             owner = ".".join(parts[:cut])
             module = state.env.get(owner) or self.lookup(owner, state)
             if isinstance(module, Module):
                 return owner, module, ".".join(parts[cut:])
+            if nearest and module is not None:
+                return None
         return None
 
     def _into_owner(self, path: str, fact, state: State, old=None) -> bool:

@@ -76,15 +76,7 @@ class Sharing:
 
     def _param_owner(self, path: str, state: State) -> Optional[tuple[str, Module, str]]:
         """(path, fact, name inside it) of the nearest module a parameter path lies in."""
-        parts = path.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            owner = ".".join(parts[:cut])
-            fact = state.env.get(owner) or self.lookup(owner, state)
-            if isinstance(fact, Module):
-                return owner, fact, ".".join(parts[cut:])
-            if fact is not None:
-                return None
-        return None
+        return self._enclosing_module(path, state, nearest=True)
 
     def _regroup(self, tpath: str, group: set, flags: Flags, state: State, why: Optional[Evidence] = None) -> None:
         """`tpath` is now one parameter with the paths of `group` (empty: with none), whose

@@ -406,3 +406,27 @@ def test_a_table_lookup_is_not_taken_for_the_callers_choice_without_that_evidenc
         """})
     r = run_cli("--no-cache", os.path.join("lib", "train.py"), cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("guard, reported", [
+    ("", True),
+    ('if opt.get("optimizer", "sgd") not in ("sgd", "adagrad"):\n                raise ValueError("sparse tables")', False),
+])
+def test_a_config_dicts_get_picks_any_class_of_the_table(tmp_path, guard, reported):
+    _package(tmp_path, {"lib/train.py": """
+        import torch
+        import torch.nn as nn
+
+        OPTIMIZERS = {"sgd": torch.optim.SGD, "adagrad": torch.optim.Adagrad, "adam": torch.optim.Adam}
+
+
+        def train(opt, ids):
+            GUARD
+            emb = nn.Embedding(10, 3, sparse=True)
+            optimizer = OPTIMIZERS[opt.get("optimizer", "sgd")](emb.parameters(), lr=0.1)
+            emb(ids).sum().backward()
+            optimizer.step()
+        """.replace("GUARD", guard)})
+    r = run_cli("--no-cache", os.path.join("lib", "train.py"), cwd=tmp_path)
+    assert r.returncode == (1 if reported else 0), r.stdout + r.stderr
+    assert ("SPL401 `Adam` (the table's `'adam'`" in r.stdout) is reported, r.stdout

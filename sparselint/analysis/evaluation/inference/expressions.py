@@ -569,15 +569,19 @@ def _submodules(model: Module, method: str) -> Optional[Items]:
 def _callers_key(index: cst.BaseExpression, scope: cst.FunctionDef) -> bool:
     """A key as the caller gives it: a parameter the function never rebinds (`name`), or a
     key of a config dict it or its object was given (`opt["optimizer"]`,
-    `self.opt["optimizer"]`). An attribute (`self.optim_name`, `cfg.optimizer`,
+    `self.opt["optimizer"]`, `opt.get("optimizer", "sgd")`). An attribute (`self.optim_name`, `cfg.optimizer`,
     `args.optimizer`) may hold what a constructor, a record class or a parser's `choices`
     checked; argparse options are read where the parser is."""
     if type(index) is cst.Name:
         return index.value in parameters_of(scope) and index.value not in assigned_names(scope.body.body)
-    if not (type(index) is cst.Subscript and len(index.slice) == 1 and isinstance(index.slice[0].slice, cst.Index)
+    if (type(index) is cst.Call and type(index.func) is cst.Attribute and index.func.attr.value == "get"
+            and index.args and isinstance(index.args[0].value, cst.SimpleString) and index.args[0].keyword is None):
+        holder = index.func.value  # `opt.get("optimizer", "sgd")`
+    elif (type(index) is cst.Subscript and len(index.slice) == 1 and isinstance(index.slice[0].slice, cst.Index)
             and isinstance(index.slice[0].slice.value, cst.SimpleString)):
+        holder = index.value
+    else:
         return False
-    holder = index.value
     if type(holder) is cst.Name:
         return holder.value in parameters_of(scope) and holder.value not in assigned_names(scope.body.body)
     return type(holder) is cst.Attribute and type(holder.value) is cst.Name and holder.value.value == "self"

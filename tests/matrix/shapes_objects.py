@@ -61,6 +61,15 @@ def layer_forward(v):
                f"    def forward(self, x):\n        return self.layer(x)\n\n\nNet()({v.src})\n")
 
 
+@shape("a model's `forward` looping over the layers of an `nn.ModuleList` (sink in a layer)", "3")
+def modulelist_layer_loop(v):
+    return one(f"class Layer(nn.Module):\n    def forward(self, x):\n{v.sink('x', 8)}\n        return x\n\n\n"
+               f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+               f"        self.layers = nn.ModuleList(Layer() for _ in range(2))\n\n"
+               f"    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n        return x\n\n\n"
+               f"Net()({v.src})\n")
+
+
 @shape("inherited method", "3")
 def inherited_method(v):
     return one(f"class Base:\n    def build(self):\n        return {v.src}\n\n\nclass Child(Base):\n    pass\n\n\n"

@@ -446,7 +446,11 @@ class ContainerFacts:
         every = self.fact(inner.value if isinstance(inner, cst.DictComp) else inner.elt, scratch)
         if not isinstance(every, Module):
             return None
-        return Module(kind=kind, flags=every.flags, parts=None, evidence=every.evidence)
+        # (`nn.ModuleList(Layer(d, d) for _ in range(n))`: how many is not known, but a loop
+        # over it meets a layer of that class, whose `forward` a call of it runs)
+        element = ((EVERY, every.cls, every.attrs),) if every.cls and not isinstance(inner, cst.DictComp) else ()
+        return Module(kind=kind, flags=every.flags, parts=None, layers=(("", q),), classes=element,
+                      evidence=every.evidence)
 
     def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
         """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
@@ -492,6 +496,11 @@ class ContainerFacts:
 def _layers(q: str, children) -> tuple[tuple[str, str], ...]:
     """The torch layers of a container of these (name, module) children, itself first."""
     return (("", q), *((f"{key}.{p}" if p else key, c) for key, m in children for p, c in m.layers))
+
+
+# the path `Module.classes` gives the class of every element of a container whose elements
+# are not known one by one
+EVERY = "*"
 
 
 def _classes(children) -> tuple:

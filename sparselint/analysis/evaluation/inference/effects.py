@@ -23,7 +23,7 @@ _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _UNKNOWN, arg, literal
 from .state import State
-from .containers import is_parameter, is_sequence, parameter_of, params_of_tensor, sequence_items, sequence_of
+from .containers import EVERY, is_parameter, is_sequence, parameter_of, params_of_tensor, sequence_items, sequence_of
 
 # Methods that change a list in place.
 _LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
@@ -356,6 +356,12 @@ class Effects:
         fact = self.fact(node, state)
         if isinstance(fact, Items) and not fact.counted:
             return fact.items[0]
+        if isinstance(fact, Module) and fact.parts is None and fact.layer_class() in _SEQUENCE_CONTAINERS:
+            # the layers of `nn.ModuleList(Layer(d, d) for _ in range(n))`, each of that class
+            cls, attrs = next(((c, a) for p, c, a in fact.classes if p == EVERY), (None, ()))
+            if cls is not None:
+                return Module(kind=cls.rsplit("::", 1)[-1], flags=fact.flags, parts=None, cls=cls, attrs=attrs,
+                              evidence=fact.evidence)
         return None
 
     def _bind_walrus(self, node: cst.CSTNode, state: State) -> None:
@@ -434,10 +440,12 @@ class Effects:
             fact = fact.why(where, f"assigned to `{path}`")
         fact = self._sparse_embedding_grad(path, fact)
         if isinstance(target, cst.Attribute):
+            tied = fact
             done, fact = self.share(target, value, fact, state)
             if done:
-                # (the model holding both, when its parameters are not all known by name)
-                self._parameter_set_unplaced(dotted(target.value) or "", state)
+                if _may_tie_sparse(value, tied):
+                    # (the model holding both, when its parameters are not all known by name)
+                    self._parameter_set_unplaced(dotted(target.value) or "", state)
                 return
             self._module_attribute_set(target, value, fact, state)
         if isinstance(target, cst.Attribute):
@@ -484,6 +492,19 @@ class Effects:
         held = state.env.get(path) if path else None
         if is_sequence(held):
             self._sequence_item_set(path, held, target, fact, state, remove)
+            return
+        container = self.fact(target.value, state) if path else None
+        if isinstance(container, Module):
+            # `net.layers[0] = Plain(4)`: another layer in that place of a ModuleList
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            key = self.known_value(index.value, state) if isinstance(index, cst.Index) else _UNKNOWN
+            new = None
+            if isinstance(key, (int, str)) and not isinstance(key, bool) and container.parts is not None and not remove:
+                name = str(key)
+                if name.isdigit() or not name.startswith("-"):
+                    new = None if _tied(container, name) else (
+                        _with_submodule(container, name, fact) or _without_submodule(container, name))
+            self._module_changed(path, container, new, state)
             return
         # a module-level dict a function fills (`REGISTRY[name] = fn`): the change is the
         # function's effect on the module's dict
@@ -559,7 +580,7 @@ class Effects:
                 else:
                     self.unplaced(None, state)
             return
-        if isinstance(fact, Tensor) and fact.parameter or fact is None and self._of_a_module(value, state):
+        if _may_tie_sparse(value, fact) and (fact is not None or self._of_a_module(value, state)):
             self._parameter_set_unplaced(owner_path, state)
         if not isinstance(owner, Module) or owner.parts is None:
             return
@@ -1202,6 +1223,14 @@ def _with_submodule(owner: Module, name: str, fact) -> Optional[Module]:
                + tuple((prefix + p, c, a) for p, c, a in fact.classes))
     return replace(owner, parts=parts, flags=union_flags(f for _, f in parts), layers=layers, classes=classes,
                    evidence=owner.evidence + fact.evidence[-1:])
+
+
+def _may_tie_sparse(value, fact) -> bool:
+    """`value` reads a parameter a module already has (`model.emb.weight`, not a new
+    `nn.Parameter(...)`) whose gradient may be sparse: setting it elsewhere ties the two."""
+    if not isinstance(value, cst.Attribute):
+        return False
+    return fact is None or (isinstance(fact, Tensor) and fact.parameter and fact.grad_layout != "strided")
 
 
 def _without_submodule(owner: Module, name: str) -> Module:

@@ -133,9 +133,17 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         scope = self.scope_node
         if not isinstance(scope, cst.FunctionDef) or not _callers_key(index, scope):
             return None
+        if type(index) is cst.Name:
+            # a parameter of the entry point analysed, read nowhere but here: what a caller
+            # of the package passes, checked by nothing (a known caller's value, or one a
+            # helper validates first, is not every key of the table)
+            if self.entry is None or index.value not in self.entry.params or _reads(scope, index.value) != 1:
+                return None
+        else:
+            module = self.calls.walker.ctx.module if self.calls is not None else scope
+            if _key_checked(module, _key_of(index), _holder_name(index)):
+                return None  # (`if opt["optimizer"] not in SPARSE_OK: raise`, anywhere in the module)
         spelled = cst.Module([]).code_for_node(index)
-        if _tested_or_set(scope, spelled):
-            return None  # (`if name not in SPARSE_OK: raise`: the function admits only some keys)
         held = dict(table.attrs)
         written = dict(table.written or ())
         options = []
@@ -587,16 +595,49 @@ def _callers_key(index: cst.BaseExpression, scope: cst.FunctionDef) -> bool:
     return type(holder) is cst.Attribute and type(holder.value) is cst.Name and holder.value.value == "self"
 
 
-def _tested_or_set(scope: cst.FunctionDef, spelled: str) -> bool:
-    """Whether the function compares the key (`if name not in (...)`, `assert name in OK`)
-    or sets it (`self.opt["optimizer"] = "sgd"`)."""
-    code = cst.Module([]).code_for_node
-    for node in walk(scope.body):
-        if type(node) is cst.Comparison:
-            if code(node.left) == spelled or any(code(c.comparator) == spelled for c in node.comparisons):
+def _reads(scope: cst.FunctionDef, name: str) -> int:
+    return sum(1 for node in walk(scope.body) if type(node) is cst.Name and node.value == name)
+
+
+def _key_of(index: cst.BaseExpression) -> str:
+    """The config key a lookup reads (`optimizer` of `opt["optimizer"]` or `opt.get("optimizer")`)."""
+    node = index.args[0].value if type(index) is cst.Call else index.slice[0].slice.value
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else ""
+
+
+def _holder_name(index: cst.BaseExpression) -> str:
+    """The last name of the config a lookup reads (`opt` of `self.opt["optimizer"]`)."""
+    holder = index.func.value if type(index) is cst.Call else index.value
+    return holder.attr.value if type(holder) is cst.Attribute else getattr(holder, "value", "")
+
+
+def _key_checked(module: cst.CSTNode, key: str, holder: str) -> bool:
+    """Whether code of the module compares, matches, sets or hands to a call other than
+    `get` a value under that config key: a check may restrict it to some of the table's keys
+    (`if opt["optimizer"] not in SPARSE_OK: raise`, `validate(opt["optimizer"])`)."""
+    def holds(node) -> bool:
+        for n in walk(node):
+            if type(n) is cst.Subscript and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index):
+                lookup = n.slice[0].slice.value
+            elif (type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "get"
+                  and n.args and n.args[0].keyword is None):
+                lookup = n.args[0].value
+            else:
+                continue
+            if isinstance(lookup, cst.SimpleString) and lookup.evaluated_value == key and _holder_name(n) == holder:
                 return True
-        elif type(node) is cst.AssignTarget and code(node.target) == spelled:
-            return True
-        elif type(node) in (cst.AugAssign, cst.AnnAssign) and code(node.target) == spelled:
-            return True
+        return False
+
+    for node in walk(module):
+        t = type(node)
+        if t is cst.Comparison or t is cst.Match:
+            if holds(node.subject if t is cst.Match else node):
+                return True
+        elif t is cst.AssignTarget or t is cst.AugAssign or t is cst.AnnAssign:
+            # (a value stored under that key of the same config, not of another dict)
+            if holds(node.target):
+                return True
+        elif t is cst.Call and not (type(node.func) is cst.Attribute and node.func.attr.value == "get"):
+            if any(holds(a.value) for a in node.args):
+                return True
     return False

@@ -450,7 +450,7 @@ class Calls:
                     # `Optimizer.from_opt(model, opt)`: one on a class imported from another module
                     return self._foreign_class_method(recv, func.attr.value, call, state)
                 return None
-            cls = recv.cls if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
+            cls = _own_class(recv.cls, w.ctx.path) if isinstance(recv, Instance) else _local_class(recv, w.ctx.path)
             found = self._method(cls, func.attr.value, recv, dotted(func.value), bound=True)
             if found is None:
                 found = self._foreign_method(recv, func.attr.value, dotted(func.value), call, state)

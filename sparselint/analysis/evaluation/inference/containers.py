@@ -186,11 +186,13 @@ class ContainerFacts:
                 return stored_module(base, i)
             return element_at(base, i) if _is_int(i) else None
         items = sequence_items(base)
-        if items is None:
+        if items is None and not isinstance(base, Module):
             return None
         bounds = [self.known_value(b, state) if b is not None else None for b in (sl.lower, sl.upper, sl.step)]
         if any(b is not None and not _is_int(b) for b in bounds) or bounds[2] == 0:
             return None
+        if isinstance(base, Module):
+            return sliced_layers(base, bounds)
         return sequence_of(base.kind if isinstance(base, Items) else "list", items[slice(*bounds)])
 
     def _container_call(self, node: cst.Call, state: State) -> Optional[Fact]:
@@ -501,6 +503,36 @@ def _layers(q: str, children) -> tuple[tuple[str, str], ...]:
 # the path `Module.classes` gives the class of every element of a container whose elements
 # are not known one by one
 EVERY = "*"
+_SEQUENCE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+
+
+def layers_of(fact: Module) -> Optional[tuple]:
+    """The layers of a ModuleList or Sequential in order, when every one of them is known by
+    its index."""
+    if fact.layer_class() not in _SEQUENCE_CONTAINERS or fact.parts is None:
+        return None
+    keys = {p for p, _ in fact.layers if p and "." not in p} | {p for p, _, _ in fact.classes if "." not in p}
+    if not keys or not all(k.isdigit() for k in keys) or sorted(map(int, keys)) != list(range(len(keys))):
+        return None
+    children = tuple(fact.child(str(i)) for i in range(len(keys)))
+    return children if all(c is not None for c in children) else None
+
+
+def sliced_layers(fact: Module, bounds: list) -> Optional[Module]:
+    """`self.convs[:-1]`: a ModuleList of those of its layers (of the same class, when only
+    that is known of them)."""
+    if fact.layer_class() not in _SEQUENCE_CONTAINERS:
+        return None
+    if fact.parts is None:
+        return fact if any(p == EVERY for p, _, _ in fact.classes) else None
+    children = layers_of(fact)
+    if children is None:
+        return None
+    held = list(enumerate(children[slice(*bounds)]))
+    parts = tuple((f"{i}.{p}" if p else str(i), f) for i, m in held for p, f in m.parts)
+    return Module(kind=fact.kind, flags=union_flags(f for _, f in parts), parts=parts,
+                  layers=_layers(fact.layer_class(), [(str(i), m) for i, m in held]),
+                  classes=_classes([(str(i), m) for i, m in held]), evidence=fact.evidence)
 
 
 def _classes(children) -> tuple:

@@ -23,7 +23,7 @@ _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _UNKNOWN, arg, literal
 from .state import State
-from .containers import EVERY, is_parameter, is_sequence, parameter_of, params_of_tensor, sequence_items, sequence_of
+from .containers import _SEQUENCE_CONTAINERS, EVERY, is_parameter, layers_of, is_sequence, parameter_of, params_of_tensor, sequence_items, sequence_of
 
 # Methods that change a list in place.
 _LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
@@ -1134,18 +1134,10 @@ def elements_of(fact) -> Optional[tuple]:
         return tuple(Const(value=v) for v in fact.value)
     if isinstance(fact, Instance) and fact.fields is not None:
         return tuple(attr_of(fact.attrs, f) for f in fact.fields)
-    if isinstance(fact, Module) and fact.layer_class() in _SEQUENCE_CONTAINERS and fact.parts is not None:
-        # `for layer in self.layers`: each layer of a ModuleList or Sequential in turn, when
-        # every one of them is known by its index
-        keys = {p for p, _ in fact.layers if p and "." not in p} | {p for p, _, _ in fact.classes if "." not in p}
-        if not keys or not all(k.isdigit() for k in keys) or sorted(map(int, keys)) != list(range(len(keys))):
-            return None
-        children = tuple(fact.child(str(i)) for i in range(len(keys)))
-        return children if all(c is not None for c in children) else None
+    if isinstance(fact, Module):
+        # `for layer in self.layers`: each layer of a ModuleList or Sequential in turn
+        return layers_of(fact)
     return None
-
-
-_SEQUENCE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 
 
 # a model with more parameters than this is iterated as their join, not one by one

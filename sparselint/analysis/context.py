@@ -484,10 +484,8 @@ class Context:
             self._provisional.discard(key)
             index = self._seen[key]
             earlier = self.diagnostics[index]
-            self.diagnostics[index] = Diagnostic(
-                code=rule.code, name=rule.name, message=message, path=self.path,
-                line=l1, column=c1, end_line=l2, end_column=c2, evidence=self._resolve(evidence),
-                fix=_shared_fix(earlier.fix, fix), suggestion=suggestion, when=when or rule.when)
+            self.diagnostics[index] = self._diagnostic(rule, (l1, c1, l2, c2), message, evidence,
+                                                       _shared_fix(earlier.fix, fix), suggestion, when)
             return
         if key in self._seen:
             # the line runs in several contexts (its function called from here and from
@@ -503,11 +501,13 @@ class Context:
             self._provisional.add(key)
         if fix is not None and fix.safe and key in self._unsafe_here:
             fix = replace(fix, safe=False)
-        self.diagnostics.append(Diagnostic(
-            code=rule.code, name=rule.name, message=message, path=self.path,
-            line=l1, column=c1, end_line=l2, end_column=c2,
-            evidence=self._resolve(evidence), fix=fix, suggestion=suggestion, when=when or rule.when,
-        ))
+        self.diagnostics.append(self._diagnostic(rule, (l1, c1, l2, c2), message, evidence, fix, suggestion, when))
+
+    def _diagnostic(self, rule, span: tuple, message: str, evidence, fix, suggestion: str, when: str) -> Diagnostic:
+        l1, c1, l2, c2 = span
+        return Diagnostic(code=rule.code, name=rule.name, message=message, path=self.path,
+                          line=l1, column=c1, end_line=l2, end_column=c2, evidence=self._resolve(evidence),
+                          fix=fix, suggestion=suggestion, when=when or rule.when)
 
     def withdraw(self, since: int) -> None:
         """Drop the findings reported since there were `since` of them (a walk of a loop

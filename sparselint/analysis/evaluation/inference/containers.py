@@ -503,13 +503,13 @@ def _layers(q: str, children) -> tuple[tuple[str, str], ...]:
 # the path `Module.classes` gives the class of every element of a container whose elements
 # are not known one by one
 EVERY = "*"
-_SEQUENCE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+SEQUENCE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 
 
 def layers_of(fact: Module) -> Optional[tuple]:
     """The layers of a ModuleList or Sequential in order, when every one of them is known by
     its index."""
-    if fact.layer_class() not in _SEQUENCE_CONTAINERS or fact.parts is None:
+    if fact.layer_class() not in SEQUENCE_CONTAINERS or fact.parts is None:
         return None
     keys = {p for p, _ in fact.layers if p and "." not in p} | {p for p, _, _ in fact.classes if "." not in p}
     if not keys or not all(k.isdigit() for k in keys) or sorted(map(int, keys)) != list(range(len(keys))):
@@ -518,10 +518,21 @@ def layers_of(fact: Module) -> Optional[tuple]:
     return children if all(c is not None for c in children) else None
 
 
+def every_layer(fact: Module) -> Optional[Module]:
+    """What every layer of `nn.ModuleList(Layer(d, d) for _ in range(n))` is: one of that
+    class, how many not known."""
+    if fact.parts is not None or fact.layer_class() not in SEQUENCE_CONTAINERS:
+        return None
+    cls, attrs = next(((c, a) for p, c, a in fact.classes if p == EVERY), (None, ()))
+    if cls is None:
+        return None
+    return Module(kind=cls.rsplit("::", 1)[-1], flags=fact.flags, parts=None, cls=cls, attrs=attrs, evidence=fact.evidence)
+
+
 def sliced_layers(fact: Module, bounds: list) -> Optional[Module]:
     """`self.convs[:-1]`: a ModuleList of those of its layers (of the same class, when only
     that is known of them)."""
-    if fact.layer_class() not in _SEQUENCE_CONTAINERS:
+    if fact.layer_class() not in SEQUENCE_CONTAINERS:
         return None
     if fact.parts is None:
         return fact if any(p == EVERY for p, _, _ in fact.classes) else None

@@ -23,7 +23,8 @@ _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _UNKNOWN, arg, literal
 from .state import State
-from .containers import _SEQUENCE_CONTAINERS, EVERY, is_parameter, layers_of, is_sequence, parameter_of, params_of_tensor, sequence_items, sequence_of
+from .containers import (every_layer, is_parameter, is_sequence, layers_of, parameter_of, params_of_tensor,
+                         sequence_items, sequence_of)
 
 # Methods that change a list in place.
 _LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
@@ -356,13 +357,7 @@ class Effects:
         fact = self.fact(node, state)
         if isinstance(fact, Items) and not fact.counted:
             return fact.items[0]
-        if isinstance(fact, Module) and fact.parts is None and fact.layer_class() in _SEQUENCE_CONTAINERS:
-            # the layers of `nn.ModuleList(Layer(d, d) for _ in range(n))`, each of that class
-            cls, attrs = next(((c, a) for p, c, a in fact.classes if p == EVERY), (None, ()))
-            if cls is not None:
-                return Module(kind=cls.rsplit("::", 1)[-1], flags=fact.flags, parts=None, cls=cls, attrs=attrs,
-                              evidence=fact.evidence)
-        return None
+        return every_layer(fact) if isinstance(fact, Module) else None
 
     def _bind_walrus(self, node: cst.CSTNode, state: State) -> None:
         """`(x := X())` in a statement or a branch test binds `x` (in the enclosing scope,
@@ -493,7 +488,7 @@ class Effects:
         if is_sequence(held):
             self._sequence_item_set(path, held, target, fact, state, remove)
             return
-        container = self.fact(target.value, state) if path else None
+        container = held if held is not None or not path else self.fact(target.value, state)
         if isinstance(container, Module):
             # `net.layers[0] = Plain(4)`: another layer in that place of a ModuleList
             index = target.slice[0].slice if len(target.slice) == 1 else None
@@ -580,7 +575,8 @@ class Effects:
                 else:
                     self.unplaced(None, state)
             return
-        if _may_tie_sparse(value, fact) and (fact is not None or self._of_a_module(value, state)):
+        # (`model.emb.weight` read from a module whose parameters are not known by name has no fact)
+        if _may_tie_sparse(value, fact) and (fact is not None or self._enclosing_module(dotted(value) or "", state)):
             self._parameter_set_unplaced(owner_path, state)
         if not isinstance(owner, Module) or owner.parts is None:
             return
@@ -598,15 +594,6 @@ class Effects:
             # (a submodule of a kind not known: what the others hold stays as it was)
             new = _with_submodule(owner, name, fact) or _without_submodule(owner, name)
         self._module_changed(owner_path, owner, new, state)
-
-    def _of_a_module(self, value, state: State) -> bool:
-        """`model.emb.weight`: an attribute path read from a module (a parameter of it, when
-        its parameters are not known by name)."""
-        path = dotted(value) if isinstance(value, cst.Attribute) else None
-        if path is None:
-            return False
-        parts = path.split(".")
-        return any(isinstance(self._held(".".join(parts[:cut]), state), Module) for cut in range(len(parts) - 1, 0, -1))
 
     def _parameter_set_unplaced(self, path: str, state: State) -> None:
         """A parameter set on a module of a model whose parameters are not all known by
@@ -627,7 +614,7 @@ class Effects:
         path = dotted(target.value)
         sparse = fact.value if isinstance(fact, Const) and isinstance(fact.value, bool) else None
         new = None
-        if layer.layer_class() not in _SPARSE_CAPABLE:
+        if layer.layer_class() not in api.EMBEDDINGS:
             return  # a torch layer without a sparse switch: a plain attribute
         if layer.parts is not None and len(layer.parts) == 1:
             (weight, flags), = layer.parts
@@ -1187,9 +1174,6 @@ def _disjuncts(test: cst.BaseExpression) -> list:
     return [test]
 
 
-_SPARSE_CAPABLE = frozenset({"torch.nn.Embedding", "torch.nn.EmbeddingBag"})
-
-
 def _tied(owner: Module, name: str) -> bool:
     """A parameter under `name` may be one that another name of `owner` shares."""
     if owner.ties is None:
@@ -1198,21 +1182,27 @@ def _tied(owner: Module, name: str) -> bool:
     return any(n.lstrip("^") == name or n.lstrip("^").startswith(prefix) for group in owner.ties for n in group)
 
 
+def _outside(owner: Module, name: str) -> tuple:
+    """(parameters, torch layers, project submodules) of `owner` that are not under `name`."""
+    prefix = name + "."
+
+    def out(p: str) -> bool:
+        return p != name and not p.startswith(prefix)
+
+    return (tuple((p, f) for p, f in owner.parts if out(p)), tuple((p, c) for p, c in owner.layers if out(p)),
+            tuple(c for c in owner.classes if out(c[0])))
+
+
 def _with_submodule(owner: Module, name: str, fact) -> Optional[Module]:
     """`owner` with `fact` set as its submodule `name` (None: what it then holds is not
     known, as for a parameter or a value that is no module)."""
     if not isinstance(fact, Module) or fact.parts is None or fact.ties:
         return None
     prefix = name + "."
-
-    def outside(p: str) -> bool:
-        return p != name and not p.startswith(prefix)
-
-    parts = tuple((p, f) for p, f in owner.parts if outside(p)) + tuple((prefix + p, f) for p, f in fact.parts)
-    layers = (tuple((p, c) for p, c in owner.layers if outside(p))
-              + tuple((prefix + p if p else name, c) for p, c in fact.layers))
-    classes = (tuple(c for c in owner.classes if outside(c[0])) + (((name, fact.cls, fact.attrs),) if fact.cls else ())
-               + tuple((prefix + p, c, a) for p, c, a in fact.classes))
+    parts, layers, classes = _outside(owner, name)
+    parts += tuple((prefix + p, f) for p, f in fact.parts)
+    layers += tuple((prefix + p if p else name, c) for p, c in fact.layers)
+    classes += (((name, fact.cls, fact.attrs),) if fact.cls else ()) + tuple((prefix + p, c, a) for p, c, a in fact.classes)
     return replace(owner, parts=parts, flags=union_flags(f for _, f in parts), layers=layers, classes=classes,
                    evidence=owner.evidence + fact.evidence[-1:])
 
@@ -1228,13 +1218,11 @@ def _may_tie_sparse(value, fact) -> bool:
 def _without_submodule(owner: Module, name: str) -> Module:
     """`owner` holding at `name` something not known: its other parameters keep their
     gradients, which are then all it surely has."""
-    prefix = name + "."
-    rest = tuple((p, f) for p, f in owner.parts if p != name and not p.startswith(prefix))
+    rest, layers, classes = _outside(owner, name)
     known = union_flags(f for _, f in rest)
     return replace(owner, parts=None, flags=Flags(known.has_sparse or None, known.has_dense or None,
                                                   known.sparse_param or None),
-                   layers=tuple((p, c) for p, c in owner.layers if p != name and not p.startswith(prefix)),
-                   classes=tuple(c for c in owner.classes if c[0] != name and not c[0].startswith(prefix)), ties=None)
+                   layers=layers, classes=classes, ties=None)
 
 
 def _may_be_sparse(fact) -> bool:

@@ -55,6 +55,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         self.grad_enabled = True
         # the function whose body this inference reads (None for a module or class body)
         self.scope_node = None
+        # id(module) -> (module, its checked config lookups): see `_checked_keys`
+        self._checked: dict = {}
         # the entry point whose body this is (a public function of a package), if any
         self.entry = None
         # path -> the `F.embedding(..., sparse=True)` call of this scope it is the weight of
@@ -141,7 +143,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 return None
         else:
             module = self.calls.walker.ctx.module if self.calls is not None else scope
-            if _key_checked(module, _key_of(index), _holder_name(index)):
+            holder, key = _config_lookup(index)
+            held = self._checked.get(id(module))
+            if held is None or held[0] is not module:
+                # (read once per module: the lookup is evaluated again at each use of its value)
+                held = self._checked[id(module)] = (module, _checked_keys(module))
+            if (_last_name(holder), key) in held[1]:
                 return None  # (`if opt["optimizer"] not in SPARSE_OK: raise`, anywhere in the module)
         spelled = cst.Module([]).code_for_node(index)
         held = dict(table.attrs)
@@ -574,70 +581,61 @@ def _submodules(model: Module, method: str) -> Optional[Items]:
     return Items(tuple(m for _, m in pairs), "generator")
 
 
+def _config_lookup(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
+    """(the config, the key) of `opt["optimizer"]` or `opt.get("optimizer", "sgd")`."""
+    if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "get"
+            and node.args and node.args[0].keyword is None and isinstance(node.args[0].value, cst.SimpleString)):
+        return node.func.value, node.args[0].value.evaluated_value
+    if (type(node) is cst.Subscript and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.SimpleString)):
+        return node.value, node.slice[0].slice.value.evaluated_value
+    return None
+
+
+def _last_name(holder: cst.BaseExpression) -> str:
+    """`opt` of `self.opt` or of `opt`."""
+    return holder.attr.value if type(holder) is cst.Attribute else getattr(holder, "value", "")
+
+
 def _callers_key(index: cst.BaseExpression, scope: cst.FunctionDef) -> bool:
     """A key as the caller gives it: a parameter the function never rebinds (`name`), or a
     key of a config dict it or its object was given (`opt["optimizer"]`,
-    `self.opt["optimizer"]`, `opt.get("optimizer", "sgd")`). An attribute (`self.optim_name`, `cfg.optimizer`,
-    `args.optimizer`) may hold what a constructor, a record class or a parser's `choices`
-    checked; argparse options are read where the parser is."""
-    if type(index) is cst.Name:
-        return index.value in parameters_of(scope) and index.value not in assigned_names(scope.body.body)
-    if (type(index) is cst.Call and type(index.func) is cst.Attribute and index.func.attr.value == "get"
-            and index.args and isinstance(index.args[0].value, cst.SimpleString) and index.args[0].keyword is None):
-        holder = index.func.value  # `opt.get("optimizer", "sgd")`
-    elif (type(index) is cst.Subscript and len(index.slice) == 1 and isinstance(index.slice[0].slice, cst.Index)
-            and isinstance(index.slice[0].slice.value, cst.SimpleString)):
-        holder = index.value
-    else:
-        return False
+    `self.opt["optimizer"]`, `opt.get("optimizer", "sgd")`). An attribute (`self.optim_name`,
+    `cfg.optimizer`, `args.optimizer`) may hold what a constructor, a record class or a
+    parser's `choices` checked; argparse options are read where the parser is."""
+    lookup = _config_lookup(index)
+    holder = index if type(index) is cst.Name else lookup[0] if lookup is not None else None
     if type(holder) is cst.Name:
         return holder.value in parameters_of(scope) and holder.value not in assigned_names(scope.body.body)
-    return type(holder) is cst.Attribute and type(holder.value) is cst.Name and holder.value.value == "self"
+    return (lookup is not None and type(holder) is cst.Attribute and type(holder.value) is cst.Name
+            and holder.value.value == "self")
 
 
 def _reads(scope: cst.FunctionDef, name: str) -> int:
     return sum(1 for node in walk(scope.body) if type(node) is cst.Name and node.value == name)
 
 
-def _key_of(index: cst.BaseExpression) -> str:
-    """The config key a lookup reads (`optimizer` of `opt["optimizer"]` or `opt.get("optimizer")`)."""
-    node = index.args[0].value if type(index) is cst.Call else index.slice[0].slice.value
-    return node.evaluated_value if isinstance(node, cst.SimpleString) else ""
+def _checked_keys(module: cst.CSTNode) -> frozenset:
+    """(config name, key) of each config lookup that code of the module compares, matches,
+    sets or hands to a call other than `get`: a check may restrict it to some of a table's
+    keys (`if opt["optimizer"] not in SPARSE_OK: raise`, `validate(opt["optimizer"])`)."""
+    checked = []
 
-
-def _holder_name(index: cst.BaseExpression) -> str:
-    """The last name of the config a lookup reads (`opt` of `self.opt["optimizer"]`)."""
-    holder = index.func.value if type(index) is cst.Call else index.value
-    return holder.attr.value if type(holder) is cst.Attribute else getattr(holder, "value", "")
-
-
-def _key_checked(module: cst.CSTNode, key: str, holder: str) -> bool:
-    """Whether code of the module compares, matches, sets or hands to a call other than
-    `get` a value under that config key: a check may restrict it to some of the table's keys
-    (`if opt["optimizer"] not in SPARSE_OK: raise`, `validate(opt["optimizer"])`)."""
-    def holds(node) -> bool:
+    def lookups_in(node) -> None:
         for n in walk(node):
-            if type(n) is cst.Subscript and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index):
-                lookup = n.slice[0].slice.value
-            elif (type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "get"
-                  and n.args and n.args[0].keyword is None):
-                lookup = n.args[0].value
-            else:
-                continue
-            if isinstance(lookup, cst.SimpleString) and lookup.evaluated_value == key and _holder_name(n) == holder:
-                return True
-        return False
+            lookup = _config_lookup(n)
+            if lookup is not None:
+                checked.append((_last_name(lookup[0]), lookup[1]))
 
     for node in walk(module):
         t = type(node)
-        if t is cst.Comparison or t is cst.Match:
-            if holds(node.subject if t is cst.Match else node):
-                return True
+        if t is cst.Comparison:
+            lookups_in(node)
+        elif t is cst.Match:
+            lookups_in(node.subject)
         elif t is cst.AssignTarget or t is cst.AugAssign or t is cst.AnnAssign:
-            # (a value stored under that key of the same config, not of another dict)
-            if holds(node.target):
-                return True
+            lookups_in(node.target)
         elif t is cst.Call and not (type(node.func) is cst.Attribute and node.func.attr.value == "get"):
-            if any(holds(a.value) for a in node.args):
-                return True
-    return False
+            for a in node.args:
+                lookups_in(a.value)
+    return frozenset(checked)

@@ -96,4 +96,4 @@ class OptimizerRejectsSparseGrads(Rule):
                    evidence=(*why, *params.evidence),
                    suggestion="give the sparse-gradient parameters to `torch.optim.SparseAdam` (or SGD/Adagrad) "
                               f"and the rest to `{name}`",
-                   provisional=offered)
+                   provisional=offered, depends=params.models, holds=lambda flags: flags.has_sparse is True)

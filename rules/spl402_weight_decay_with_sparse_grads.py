@@ -74,4 +74,5 @@ class WeightDecayWithSparseGrads(Rule):
                    f"`{name}` with `weight_decay > 0` on parameters with sparse gradients: `optimizer.step()` "
                    f"raises `{error}`",
                    evidence=decayed[0].evidence,
-                   suggestion="put the sparse-gradient parameters in a param group with `weight_decay=0.0`")
+                   suggestion="put the sparse-gradient parameters in a param group with `weight_decay=0.0`",
+                   depends=decayed[0].models, holds=lambda flags: flags.has_sparse is True)

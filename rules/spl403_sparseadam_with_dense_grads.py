@@ -74,4 +74,4 @@ class SparseAdamWithDenseGrads(Rule):
                    "`RuntimeError: SparseAdam does not support dense gradients`",
                    evidence=(*why, *params.evidence),
                    suggestion="give only the sparse-gradient parameters (embeddings) to SparseAdam, the rest to Adam",
-                   provisional=offered)
+                   provisional=offered, depends=params.models, holds=lambda flags: flags.has_dense is True)

@@ -244,7 +244,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
                 argparse_options.reset(token)
         if dependencies is not None:
             dependencies.update(ctx.dependencies)
-        return _once_elsewhere(ctx.diagnostics, path)
+        return _once_elsewhere(ctx.findings(), path)
     except RecursionError:
         return [_engine_diagnostic(PARSE_ERROR, path, "cannot analyse: nesting too deep")]
     except _OutOfTime:
@@ -252,7 +252,7 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
             raise
         # out of budget mid-walk: what was found so far stands (each finding rests on
         # evidence already seen), and the file says it was not checked to the end
-        return [*ctx.diagnostics, _timeout_diagnostic(path, partial=True)]
+        return [*ctx.findings(), _timeout_diagnostic(path, partial=True)]
     except Exception as exc:  # a bug of ours must not stop the run
         return [_engine_diagnostic(INTERNAL_ERROR, path, f"internal error while checking this file: {type(exc).__name__}: {exc}")]
     finally:

@@ -131,6 +131,8 @@ class Calls:
         # call -> the caller's names a function of this file passed to it may rebind
         self.escaped: dict[cst.Call, tuple] = {}
         self._memo: dict[tuple, _Result] = {}
+        # memo key -> the reports its walk made that a later change of a model may revoke
+        self._memo_reports: dict[tuple, list] = {}
         self._rebound: dict[cst.FunctionDef, set[str]] = {}
         self._calls_in: dict[cst.CSTNode, list] = {}
         self._passed: dict[cst.FunctionDef, tuple[set[str], set[str]]] = {}
@@ -1526,7 +1528,7 @@ class Calls:
                                         for k, e in result.saved.items()},
                                  backward=result.backward)
             after = here.backward_after(site)
-            for d in there.ctx.diagnostics[before:]:
+            for d in there.ctx.findings(before):
                 evidence = _with_call_site(d.evidence, here, site, target.name, after)
                 if installed.installed(d.path) and not installed.installed(here.path):
                     anchored = _at_call_site(d, evidence, here, site)
@@ -1540,11 +1542,15 @@ class Calls:
             # function sees the module's stable ones, as that function does
             outer = self._view(state, target.node)
             self.walker.silent += silent
+            reported = self.walker.ctx.dependents()
             try:
                 result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(site),
                                        _saved_into(state.saved, paths))
             finally:
                 self.walker.silent -= silent
+            # a finding about a model the caller passed (`opt = make_opt(model)`) is revoked
+            # when the caller changes that model afterwards
+            self.walker.ctx.rehome(reported, inf, paths, target.node)
         if result is None:
             return None
         gradients = None
@@ -2154,7 +2160,9 @@ class Calls:
         except TypeError:
             key = None
         if key is not None and key in self._memo:
+            w.ctx.replay(self._memo_reports.get(key, ()))
             return self._memo[key]
+        reported = w.ctx.dependents()
         initial: dict[str, Fact] = {}
         for name, fact in bound.items():
             initial[name] = fact
@@ -2209,6 +2217,7 @@ class Calls:
                 result.saved[k] = evidence
         if key is not None:
             self._memo[key] = result
+            self._memo_reports[key] = w.ctx.made_since(reported, node)
         return result
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -69,6 +69,10 @@ class Context:
         self._seen: dict = {}  # finding key -> its index in self.diagnostics
         self._provisional: set = set()  # keys of findings a later context may say better (see `report`)
         self._unsafe_here: set = set()  # finding keys whose fix some context makes unsafe
+        # finding key -> one [inference that walked it, models it rests on, holds, live] per
+        # report of it: the finding is revoked once no report of it is live (see `revoke`)
+        self._depends: dict = {}
+        self._revoked: set[int] = set()  # indices in self.diagnostics of findings revoked
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
         # names bound to functions of other project modules whose source holds a token
@@ -474,12 +478,25 @@ class Context:
     # -- reporting ---------------------------------------------------------------------
 
     def report(self, rule, node: cst.CSTNode, message: str, *, evidence: Iterable[Evidence] = (),
-               fix: Optional[Fix] = None, suggestion: str = "", when: str = "", provisional: bool = False) -> None:
+               fix: Optional[Fix] = None, suggestion: str = "", when: str = "", provisional: bool = False,
+               depends: Iterable[str] = (), holds: Optional[Callable] = None) -> None:
         """`provisional`: a finding another context of the same line may say better (an
         optimizer class picked by a key not known here, which a run with the option's values
-        names); the first finding that is not provisional takes its place."""
+        names); the first finding that is not provisional takes its place. `depends`: the
+        models (names in the scope being walked) whose gradients the finding rests on, and
+        `holds`, given their gradient flags, whether it still does: a change to one of them
+        later in the walk revokes it unless it still holds (see `revoke`)."""
         l1, c1, l2, c2 = self.span(node)
         key = (rule.code, l1, c1, l2, c2)
+        reports, depends = self._depends.setdefault(key, []), tuple(depends)
+        if depends or not any(not entry[1] for entry in reports):
+            reports.append([self.inference, depends, holds, True])
+        index = self._seen.get(key)
+        if index in self._revoked:
+            # revoked in one walk of its line, reported in another that does not change the model
+            self._revoked.discard(index)
+            self.diagnostics[index] = self._diagnostic(rule, (l1, c1, l2, c2), message, evidence, fix, suggestion, when)
+            return
         if key in self._provisional and not provisional:
             self._provisional.discard(key)
             index = self._seen[key]
@@ -509,11 +526,72 @@ class Context:
                           line=l1, column=c1, end_line=l2, end_column=c2, evidence=self._resolve(evidence),
                           fix=fix, suggestion=suggestion, when=when or rule.when)
 
+    def revoke(self, inference, changed: Optional[str], now: Callable) -> None:
+        """A model of the scope `inference` walks was changed after findings about it were
+        reported (`model.emb.sparse = False` after the optimizer was built over
+        `model.parameters()`): the gradients it gets at the step are the new ones. A report
+        that rests on the model at `changed`, on a module inside it or on one that holds it
+        (`changed` None: on any model) is revoked unless it holds for the gradient flags
+        `now` gives its models (None: not known); a finding goes when all its reports have."""
+        for key, entries in self._depends.items():
+            for entry in entries:
+                where, models, holds, live = entry
+                if not live or where is not inference or not models:
+                    continue
+                if changed is None or any(m == changed or changed.startswith(m + ".") or m.startswith(changed + ".")
+                                          for m in models):
+                    flags = now(models)
+                    entry[3] = holds is not None and flags is not None and holds(flags)
+            if key in self._seen and not any(entry[3] for entry in entries):
+                self._revoked.add(self._seen[key])
+
+    def dependents(self) -> dict:
+        """How many reports of each finding `revoke` knows of now, for `rehome` after a call."""
+        return {key: len(entries) for key, entries in self._depends.items()}
+
+    def rehome(self, before: dict, caller, paths: dict, function) -> None:
+        """Reports made since `before` in the walk of `function`, which the scope of `caller`
+        called, about models it was passed (`paths`: its parameter -> the caller's name):
+        they rest on those models of the caller from now on."""
+        for key, entries in self._depends.items():
+            for entry in entries[before.get(key, 0):]:
+                if getattr(entry[0], "scope_node", None) is not function:
+                    continue
+                mapped = []
+                for m in entry[1]:
+                    root, dot, rest = m.partition(".")
+                    if not paths.get(root):
+                        break
+                    mapped.append(paths[root] + dot + rest)
+                else:
+                    if mapped:
+                        entry[0], entry[1] = caller, tuple(mapped)
+
+    def made_since(self, before: dict, function) -> list:
+        """The revocable reports the walk of `function` made since `before`, to `replay`
+        when a call is answered by that walk again."""
+        return [(key, list(entry)) for key, entries in self._depends.items()
+                for entry in entries[before.get(key, 0):]
+                if entry[1] and getattr(entry[0], "scope_node", None) is function]
+
+    def replay(self, made: list) -> None:
+        """A call answered by an earlier walk makes that walk's reports again."""
+        for key, entry in made:
+            self._depends.setdefault(key, []).append(list(entry))
+            if entry[3] and key in self._seen:
+                self._revoked.discard(self._seen[key])
+
+    def findings(self, since: int = 0) -> list[Diagnostic]:
+        """The findings reported since there were `since` of them, less those revoked."""
+        return [d for i, d in enumerate(self.diagnostics[since:], since) if i not in self._revoked]
+
     def withdraw(self, since: int) -> None:
         """Drop the findings reported since there were `since` of them (a walk of a loop
         that turned out not to be what the program does)."""
         del self.diagnostics[since:]
         self._seen = {k: i for k, i in self._seen.items() if i < since}
+        self._revoked = {i for i in self._revoked if i < since}
+        self._depends = {k: v for k, v in self._depends.items() if k in self._seen}
         self._provisional &= set(self._seen)
 
     def fix_unsafe_here(self, rule, node: cst.CSTNode) -> None:

@@ -159,6 +159,9 @@ class Params:
     # a list written out or built by appends: the fact of each element, in order
     items: Optional[tuple[Optional["Fact"], ...]] = None
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+    # the names of the models whose parameters these are (`model` of `model.parameters()`):
+    # a finding about their gradients no longer holds once one of them is changed
+    models: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,8 @@ def union_params(a: Params, b: Params) -> Params:
         groups = (a.groups or ((a, None),)) + (b.groups or ((b, None),))
     items = a.items + b.items if a.items is not None and b.items is not None else None
     return Params(flags=a.flags.union(b.flags), paths=a.paths + b.paths if a.paths and b.paths else (),
-                  parts=parts, groups=groups, items=items, evidence=a.evidence + b.evidence)
+                  parts=parts, groups=groups, items=items, evidence=a.evidence + b.evidence,
+                  models=a.models + b.models)
 
 
 @dataclass(frozen=True)

@@ -608,6 +608,7 @@ class Effects:
                 # (a module being built, its gradients not yet known, keeps its record of ties)
                 state.env[owner] = replace(held, flags=Flags(None, held.flags.has_dense, None))
                 self._into_owner(owner, None, state)
+                self._revoke(owner, state)
 
     def _sparse_switch(self, target: cst.Attribute, layer: Module, fact, state: State) -> None:
         """`emb.sparse = flag` on an embedding: its weight gets the gradient the flag says."""
@@ -629,6 +630,14 @@ class Effects:
     def _module_changed(self, path: str, old: Module, new: Optional[Module], state: State) -> None:
         """The module at `path` is now `new` (None: not known), and so are the modules that
         hold it, where they are known."""
+        try:
+            self._module_replaced(path, old, new, state)
+        finally:
+            self._revoke(path, state)
+            if path in self.loop_owners:
+                self._revoke(self.loop_owners[path], state)  # `for m in model.modules(): m.sparse = False`
+
+    def _module_replaced(self, path: str, old: Module, new: Optional[Module], state: State) -> None:
         if new is None:
             state.bind(path, None)
             placed = self._into_owner(path, None, state)
@@ -735,10 +744,15 @@ class Effects:
                 state.saved.clear()
             if outcome.unplaced:
                 self.unplaced(None, state)
+            changed = []
             for path in sorted(outcome.effects, key=len):
                 old = state.env.get(path) or self.lookup(path, state)
                 state.bind(path, outcome.effects[path])
                 self._into_owner(path, outcome.effects[path], state, old)
+                if isinstance(old, Module) and outcome.effects[path] != old:
+                    changed.append(path)  # `densify(model)`: a model the callee changed
+            for path in changed:
+                self._revoke(path, state)
             state.saved.update(outcome.saved)
             return
         q = self.names.qualify(func)
@@ -987,6 +1001,17 @@ class Effects:
                 state.env[key] = replace(fact, attrs=tuple((k, replace(new, evidence=v.evidence) if isinstance(v, Module)
                                                             and v == old else v) for k, v in fact.attrs))
 
+    def _revoke(self, changed: Optional[str], state: State) -> None:
+        """Findings of this walk that rest on the model at `changed` (None: on any) are
+        revoked unless they hold for the gradients its models get now."""
+        if self.calls is None:
+            return
+
+        def now(models):
+            held = [self._held(m, state) for m in models]
+            return union_flags(h.flags for h in held) if all(isinstance(h, Module) for h in held) else None
+        self.calls.walker.ctx.revoke(self, changed, now)
+
     def unplaced(self, keep: Optional[str], state: State) -> None:
         """Parameters were frozen where no known module holds them by that name: every
         module that may hold a sparse one (`keep` aside) is no longer known, here and, for a
@@ -1001,6 +1026,7 @@ class Effects:
                 state.env[key] = replace(fact, attrs=tuple((k, v) for k, v in fact.attrs if not _may_be_sparse(v)))
         if self.calls is not None:
             self.calls.unplaced = True
+        self._revoke(None, state)
 
     def _sparse_operand_effect(self, q: str, a, b, state: State, where) -> None:
         ap = dotted(a) if a is not None else None

@@ -548,8 +548,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                     once = self.argument(node, "remove_duplicate", 2, state) if method == "named_parameters" else True
                     parts = (recv.distinct_parts() if once is True or once is ABSENT
                              else recv.parts if once is False else None)
+                    owner = dotted(func.value)
                     return Params(flags=recv.flags, named=method == "named_parameters", parts=parts,
-                                  evidence=recv.evidence)
+                                  evidence=recv.evidence, models=(owner,) if owner else ())
                 if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
                     return recv
                 if method in _SUBMODULES and not node.args:

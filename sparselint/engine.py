@@ -236,8 +236,9 @@ def _parse_and_walk(text, path, rules, texts, tokens, extra, reduced: str, depen
         ctx.hooks_for = hooks_for
         # a program that reads its options from the command line is checked with each value
         # they admit (after the run that knows none); findings of every run are one list
-        for parsed in (argparse_options.configurations(text, path, ctx.dependencies, tree) if entry.enabled() else []) or [None]:
-            token = argparse_options.use(parsed)
+        configs = argparse_options.configurations(text, path, ctx.dependencies, tree) if entry.enabled() else None
+        for parsed in configs or [None]:
+            token = argparse_options.use(parsed, configs.declared if configs is not None else None)
             try:
                 Walker(module, ctx, dict(hooks)).run()
             finally:

@@ -104,6 +104,34 @@ def test_clipping_only_the_dense_parameters_and_an_explicit_argument_list_stay_s
     assert r.returncode == 0 and "All checks passed" in r.stdout, r.stdout
 
 
+LISTS = [
+    ('["--optim", "sparseadam"]', True),  # the default `--clip 5.0` clips the sparse table
+    ('["--optim", "sparseadam", "--clip", "0"]', False),
+    ('["--clip=0", "--optim=sparseadam"]', False),
+    ('["--optim", "sgd"]', False),
+    ('["--optim", "adagrad"]', False),  # not among the choices: argparse exits
+    ('["--optim", "sparseadam", "--epochs", "3"]', False),  # an option not declared: not read
+]
+
+
+@pytest.mark.parametrize("explicit, reported", LISTS)
+def test_a_literal_argument_list_is_parsed_with_the_declared_options(tmp_path, explicit, reported):
+    _program(tmp_path, explicit=explicit)
+    r = run_cli("--no-cache", "--output-format", "concise", "train.py", cwd=tmp_path)
+    assert r.returncode == (1 if reported else 0), r.stdout + r.stderr
+    assert ("SPL301" in r.stdout) is reported, r.stdout
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("explicit, reported", [lst for lst in LISTS if "adagrad" not in lst[0] and "epochs" not in lst[0]])
+def test_a_literal_argument_list_fails_under_torch_where_it_is_reported(tmp_path, explicit, reported):
+    _program(tmp_path, explicit=explicit)
+    r = _run(tmp_path)
+    assert (r.returncode != 0) is reported, r.stderr
+    if reported:
+        assert "Could not run 'aten::linalg_vector_norm'" in r.stderr
+
+
 @pytest.mark.parametrize("explicit, call, reported", [
     ("argv", "main()", True),  # `def main(argv=None)` called without one: the command line
     ("sys.argv[1:]", "main()", True),

@@ -26,6 +26,8 @@ from ..diagnostics import Evidence
 from .evaluation.facts import Const, Fact, Scalar
 
 _PARSED: ContextVar[Optional[tuple]] = ContextVar("parsed_arguments", default=None)
+# the options the module declares, by how they are spelled: what a literal argument list parses to
+_DECLARED: ContextVar[Optional[dict]] = ContextVar("declared_options", default=None)
 _HAS_OPTIONS = re.compile(r"\.add_argument\(")
 # a parser built here, which other functions may add options to
 _MAKES_PARSER = re.compile(r"ArgumentParser\(")
@@ -54,6 +56,15 @@ class _Option:
     default: object
     others: tuple  # the other values a user may give
     path: str = ""  # the file that adds it, when it is not the checked one
+    kind: Optional[str] = None  # `type=int` or `type=float`; "flag" for `store_true`/`store_false`
+    choices: tuple = ()
+
+
+class Configurations(list):
+    """The configurations to check, and the options declared (`declared`: how each is
+    spelled -> the option), which a literal argument list is parsed with."""
+
+    declared: dict = {}
 
 
 def parsed_arguments() -> Optional[tuple]:
@@ -62,7 +73,7 @@ def parsed_arguments() -> Optional[tuple]:
 
 
 def configurations(text: str, path: str = "", dependencies: Optional[set] = None,
-                   tree: Optional[ast.Module] = None) -> list[tuple]:
+                   tree: Optional[ast.Module] = None) -> Configurations:
     """(name, fact) attributes of the parsed arguments, one tuple per configuration (None:
     nothing known, first). Empty when the module declares no options worth turning. The
     files the options come from, or are read in, are added to `dependencies`. `tree`: the
@@ -73,17 +84,18 @@ def configurations(text: str, path: str = "", dependencies: Optional[set] = None
         _BY_TYPE.clear()  # the trees walked are not kept alive
 
 
-def _configurations(text: str, path: str, dependencies: Optional[set], tree: Optional[ast.Module]) -> list[tuple]:
+def _configurations(text: str, path: str, dependencies: Optional[set], tree: Optional[ast.Module]) -> Configurations:
+    found = Configurations()
     if not _PARSES.search(text):
-        return []
+        return found
     own, made = _HAS_OPTIONS.search(text), bool(path) and _MAKES_PARSER.search(text)
     if not (own or made or path):
-        return []
+        return found
     if tree is None:
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
-            return []
+            return found
     options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None] if own else []
     here = os.path.abspath(path) if path else ""
     if made:
@@ -93,8 +105,9 @@ def _configurations(text: str, path: str, dependencies: Optional[set], tree: Opt
     if path:
         # a parser another module's function builds and returns (`get_parser().parse_args()`)
         options += [o for o in _options_of_factories(tree, text, path) if o.path != here]
+    found.declared = {o.spelled: o for o in options}
     if not options:
-        return []
+        return found
     # an option the program never reads (`args.name`) near an optimizer, clipping or a
     # sparse switch, here or in the modules it imports, cannot change a finding worth the
     # extra runs
@@ -104,14 +117,14 @@ def _configurations(text: str, path: str, dependencies: Optional[set], tree: Opt
         read, tested = read | more, tested | more_tested
     options = [o for o in options if o.dest in read]
     if not options:
-        return []
+        return found
     if dependencies is not None:
         dependencies.update(o.path for o in options if o.path)
     defaults = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`", path))
                 for o in options if o.default is not _NO_VALUE}
     # first as before, nothing known of the options (a value without choices, `--clip`, may
     # be any), then the defaults, then each other admitted value
-    found: list = [None, tuple(sorted(defaults.items()))]
+    found += [None, tuple(sorted(defaults.items()))]
     # the values the program tests on the line of an optimizer, a clipping or a sparse switch
     # (`sparse=opt.optim == "sparseadam"`) first: they are the ones that change what it
     # builds; then the others, in the order they are declared
@@ -394,12 +407,52 @@ def _first_of_each(options):
             yield o
 
 
-def use(config: Optional[tuple]):
-    return _PARSED.set(config)
+def use(config: Optional[tuple], declared: Optional[dict] = None):
+    return _PARSED.set(config), _DECLARED.set(declared)
 
 
 def reset(token) -> None:
-    _PARSED.reset(token)
+    _PARSED.reset(token[0])
+    _DECLARED.reset(token[1])
+
+
+def parsed_literal(argv: list, where: Evidence) -> Optional[tuple]:
+    """The attributes of what `parse_args(argv)` returns for a literal list of strings, read
+    with the options the module declares: each at its default, the ones the list gives at
+    their value. None when the list holds anything else (a positional argument, an option
+    not declared here, a value its choices or type refuse)."""
+    declared = _DECLARED.get()
+    if not declared:
+        return None
+    given: dict = {}
+    i = 0
+    while i < len(argv):
+        spelled, _, inline = argv[i].partition("=")
+        option = declared.get(spelled)
+        if option is None:
+            return None
+        if option.kind == "flag":
+            if inline:
+                return None
+            value, i = option.others[0], i + 1
+        else:
+            if option.kind == "other" or (not inline and i + 1 >= len(argv)):
+                return None
+            text = inline or argv[i + 1]
+            i += 1 if inline else 2
+            try:
+                value = int(text) if option.kind == "int" else float(text) if option.kind == "float" else text
+            except ValueError:
+                return None
+            if option.choices and value not in option.choices:
+                return None
+        given[option.dest] = _fact(value, replace(where, text=f"`{spelled} {_shown(value)}`, in the list `parse_args` is given"))
+    if any(o.default is _NO_VALUE and o.dest not in given for o in declared.values()):
+        return None  # a required option it lacks: argparse exits
+    attrs = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`", o.path))
+             for o in declared.values() if o.default is not _NO_VALUE}
+    attrs.update(given)
+    return tuple(sorted(attrs.items()))
 
 
 _NO_VALUE = object()
@@ -426,26 +479,30 @@ def _option(call: ast.Call) -> Optional[_Option]:
     action = _literal(keywords["action"]) if "action" in keywords else None
     if action in _FLAGS:
         default, turned = _FLAGS[action]
-        return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, (turned,))
+        return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, (turned,), kind="flag")
     if action is not None or "nargs" in keywords:
         return None
     default = _literal(keywords["default"]) if "default" in keywords else None
     if default is _NO_VALUE:
         return None
-    kind = keywords.get("type")
-    if isinstance(default, str) and isinstance(kind, ast.Name) and kind.id in ("int", "float"):
+    typed = keywords.get("type")
+    kind = typed.id if isinstance(typed, ast.Name) and typed.id in ("int", "float") else None
+    if typed is not None and kind is None and not (isinstance(typed, ast.Name) and typed.id == "str"):
+        kind = "other"  # a value a function converts: not read from a literal list
+    if isinstance(default, str) and kind in ("int", "float"):
         try:  # argparse applies `type` to a string default
-            default = int(default) if kind.id == "int" else float(default)
+            default = int(default) if kind == "int" else float(default)
         except ValueError:
             return None
     choices = _literal(keywords["choices"]) if "choices" in keywords else ()
     if not isinstance(choices, (list, tuple)) or not all(_scalar(c) for c in choices):
         choices = ()
+    choices = tuple(dict.fromkeys(choices))
     if "required" in keywords and _literal(keywords["required"]) is not False:
         # always given: no default is ever seen, only what a user passes (its choices)
-        return _Option(dest, spelled, call.lineno, call.col_offset + 1, _NO_VALUE, tuple(dict.fromkeys(choices)))
-    others = tuple(c for c in dict.fromkeys(choices) if c != default)
-    return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, others)
+        return _Option(dest, spelled, call.lineno, call.col_offset + 1, _NO_VALUE, choices, kind=kind, choices=choices)
+    others = tuple(c for c in choices if c != default)
+    return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, others, kind=kind, choices=choices)
 
 
 def _literal(node: ast.AST):

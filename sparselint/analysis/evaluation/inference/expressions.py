@@ -14,7 +14,7 @@ from ..facts import (NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, In
 from ...cst.names import Names, dotted
 from ...cst.syntax import assigned_names, parameters_of
 from ...cst.tree import walk
-from ...argparse_options import parsed_arguments
+from ...argparse_options import parsed_arguments, parsed_literal
 from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
 from .state import State
@@ -123,6 +123,19 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             return True
         held = self.fact(given, state)
         return isinstance(held, Const) and held.value is None
+
+    def _parsed_list(self, node: cst.Call) -> Optional[tuple]:
+        """`parse_args(["--optimizer", "adagrad"])`: the options that literal list gives."""
+        given = node.args[0].value if len(node.args) == 1 and not node.args[0].star and (
+            node.args[0].keyword is None or node.args[0].keyword.value == "args") else None
+        if not isinstance(given, (cst.List, cst.Tuple)):
+            return None
+        argv = []
+        for element in given.elements:
+            if not isinstance(element, cst.Element) or not isinstance(element.value, cst.SimpleString):
+                return None
+            argv.append(element.value.evaluated_value)
+        return parsed_literal(argv, Evidence.at(given, ""))
 
     def _choice(self, table: Instance, index: Optional[cst.BaseExpression], state: State) -> Optional[Choice]:
         """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes
@@ -465,9 +478,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         made = self._held_class_call(node, state)
         if made is not None:
             return made
-        if (isinstance(func, cst.Attribute) and func.attr.value in ("parse_args", "parse_known_args")
-                and self._parses_command_line(node, state)):
-            parsed = parsed_arguments()
+        if isinstance(func, cst.Attribute) and func.attr.value in ("parse_args", "parse_known_args"):
+            parsed = parsed_arguments() if self._parses_command_line(node, state) else self._parsed_list(node)
             if parsed is not None:
                 # the command line's options in the configuration being checked (an explicit
                 # argument list is what it parses instead)

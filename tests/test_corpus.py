@@ -1,7 +1,6 @@
 """The real-world corpus (benchmarks/fetch_corpus.sh: torch, torch_geometric, torchrec sources)
 linted with no internal error. Skipped, with the reason, when the corpus is absent."""
 import os
-import re
 
 import pytest
 

@@ -2,7 +2,6 @@
 import textwrap
 
 from sparselint.config import Settings
-from sparselint.diagnostics import Diagnostic, Edit, Fix
 from sparselint.engine import check_text
 from sparselint.rule import Rule
 

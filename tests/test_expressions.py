@@ -119,10 +119,10 @@ def test_list_and_tuple_elements_by_literal_index_and_slice():
 
 
 def test_lists_built_by_append_extend_and_starred_displays():
-    src = f"""
+    src = """
         import torch
         items = []
-        {{}}
+        {}
         items[0].indices()
     """
     assert codes(src.format(f"items.append({COO})")) == [(4, "SPL001")]

@@ -1,7 +1,6 @@
 """Hostile input: every odd file gets a clear diagnostic or is skipped, the run goes on, no
 traceback, exit 0/1 as findings dictate; --fix never damages a file."""
 import ast
-import json
 import os
 import resource
 import signal

@@ -70,6 +70,16 @@ def modulelist_layer_loop(v):
                f"Net()({v.src})\n")
 
 
+@shape("ModuleList of project layers appended in a loop, run in a loop", "3")
+def modulelist_appended_loop(v):
+    return one(f"class Layer(nn.Module):\n    def forward(self, x):\n{v.sink('x', 8)}\n        return x\n\n\n"
+               f"class Net(nn.Module):\n    def __init__(self, depth):\n        super().__init__()\n"
+               f"        self.layers = nn.ModuleList()\n        for _ in range(depth):\n"
+               f"            self.layers.append(Layer())\n\n"
+               f"    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n        return x\n\n\n"
+               f"Net(2)({v.src})\n")
+
+
 @shape("inherited method", "3")
 def inherited_method(v):
     return one(f"class Base:\n    def build(self):\n        return {v.src}\n\n\nclass Child(Base):\n    pass\n\n\n"

@@ -29,6 +29,7 @@ from ..entry import caller_key, entry_point
 from .. import options, records
 from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
+from .inference.containers import grown
 from ..cst.names import Names, dotted, is_torch
 from .exceptions import ExceptionClasses
 from ..cst.syntax import (assigned_names, backward_calls_in_block, parameter_loop_owner, parameters_of,
@@ -801,6 +802,9 @@ class Walker:
             self.calls.prepare(node.iter, state)
             self.dispatch(node.iter, state)
             state = inf.bind_walrus(node.iter, state)
+            if inf.iterated(node.iter, state) == ():
+                # over what is known to be empty (`extra=()` left at its default): the body never runs
+                return self.block(node.orelse.body.body, state) if node.orelse is not None else state
             unrolled = self._unrolled(node, state)
             if unrolled is not None:
                 return unrolled
@@ -983,12 +987,12 @@ class Walker:
                     self.ctx.statement = self.ctx.line_node = node
                     self._call_hooks(node, end)
                     second, more = self._iteration(body, again)
-                    end, broken = join_states(end, second), broken + more
+                    end, broken = join_states(end, second, grown), broken + more
         finally:
             self.ctx.loops.pop()
             inf.loop_owners = outer_owners
         # A loop that surely runs and never breaks leaves what its iterations leave.
-        out = end if _runs_through(node) else join_states(state, end)
+        out = end if _runs_through(node) else join_states(state, end, grown)
         for at_break in broken:
             out = join_states(out, at_break)
         if node.orelse is not None:

@@ -438,6 +438,10 @@ class ContainerFacts:
                 evidence += m.evidence
             return Module(kind=kind, flags=union_flags(f for _, f in parts), parts=tuple(parts),
                           **_children_ties(named), layers=_layers(q, named), classes=_classes(named), evidence=evidence)
+        held = self.fact(inner, state)
+        if q in SEQUENCE_CONTAINERS and isinstance(held, Items) and held.kind == "list" and not held.counted and (
+                isinstance(held.items[0], Module)):
+            return every_container(q, held.items[0])  # a list of layers built by a loop
         if not isinstance(inner, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             return None
         scratch = self._scratch(state)
@@ -544,6 +548,102 @@ def sliced_layers(fact: Module, bounds: list) -> Optional[Module]:
     return Module(kind=fact.kind, flags=union_flags(f for _, f in parts), parts=parts,
                   layers=_layers(fact.layer_class(), [(str(i), m) for i, m in held]),
                   classes=_classes([(str(i), m) for i, m in held]), evidence=fact.evidence)
+
+
+def sequence_container(q: str, held: list) -> Module:
+    """The ModuleList or Sequential `q` of these (index, module) layers, each known."""
+    parts = tuple((f"{key}.{p}" if p else key, f) for key, m in held for p, f in m.parts)
+    return Module(kind=q.split(".")[-1], flags=union_flags(f for _, f in parts) if held else NONE, parts=parts,
+                  **_children_ties(held), layers=_layers(q, held), classes=_classes(held),
+                  evidence=tuple(e for _, m in held for e in m.evidence))
+
+
+def appended(container: Module, layers: tuple) -> Optional[Module]:
+    """`layers.append(m)`, `layers.extend([a, b])` on a ModuleList: the layers follow where
+    each one is known, or where every one is alike (a ModuleList of unknown length of one
+    kind of layer stays one). None: not known."""
+    q = container.layer_class()
+    if q not in SEQUENCE_CONTAINERS or not all(isinstance(m, Module) for m in layers):
+        return None
+    held = _known_layers(container)
+    if held is not None and all(m.parts is not None for m in layers):
+        return sequence_container(q, [(str(i), m) for i, m in enumerate((*held, *layers))])
+    every = _every_element(container)
+    if every is not None and all(alike(every, m) for m in layers):
+        return container
+    return None
+
+
+def grown(a: Fact, b: Fact) -> Optional[Fact]:
+    """One list or ModuleList at two ends of a loop's runs (before it and after, or after one
+    run and after two) that grew by elements all alike: a list of that element, how many not
+    known. A loop that appends one layer per run builds one (`for d in dims:
+    self.convs.append(GCNConv(d, d))`); it is taken to run at least once, as a comprehension
+    over the same range is."""
+    ka, ea = _elementsalike(a)
+    kb, eb = _elementsalike(b)
+    if ka is None or ka != kb:
+        return None
+    found = [e for e in (ea, eb) if e is not None]
+    if not found or (len(found) == 2 and not alike(found[0], found[1])):
+        return None
+    e = found[0]
+    return Items((e,), "list", e.evidence, counted=False) if ka == "list" else every_container(ka, e)
+
+
+def every_container(q: str, e: Module) -> Module:
+    """A ModuleList or Sequential of layers like `e`, how many not known."""
+    return Module(kind=q.split(".")[-1], flags=e.flags, parts=None, layers=(("", q),),
+                  classes=((EVERY, e.cls, e.attrs),) if e.cls else (), evidence=e.evidence)
+
+
+def _elementsalike(fact) -> tuple:
+    """(what kind of sequence, the one element all its elements are alike to, None when it
+    is empty) for a list or ModuleList of alike elements; (None, None) otherwise."""
+    if isinstance(fact, (Literal, Const)) and fact.value == ():
+        return "list", None  # `layers = []`
+    if isinstance(fact, Items) and fact.kind == "list":
+        if not fact.counted:
+            return ("list", fact.items[0]) if isinstance(fact.items[0], Module) else (None, None)
+        items = fact.items
+    elif isinstance(fact, Module) and fact.layer_class() in SEQUENCE_CONTAINERS:
+        if fact.parts is None:
+            every = _every_element(fact)
+            return (fact.layer_class(), every) if every is not None else (None, None)
+        items = _known_layers(fact)
+        if items is None:
+            return None, None
+    else:
+        return None, None
+    if not all(isinstance(m, Module) and alike(items[0], m) for m in items):
+        return None, None
+    kind = "list" if isinstance(fact, Items) else fact.layer_class()
+    return kind, (items[0] if items else None)
+
+
+def _known_layers(fact: Module) -> Optional[tuple]:
+    """The layers of a ModuleList or Sequential known one by one (none, for an empty one)."""
+    if fact.parts == () and len(fact.layers) <= 1 and not fact.classes:
+        return ()
+    return layers_of(fact)
+
+
+def _every_element(fact: Module) -> Optional[Module]:
+    """The one kind of layer every layer of a ModuleList of unknown length is."""
+    if fact.parts is not None or fact.flags.has_sparse is None and fact.flags.has_dense is None:
+        return None
+    made = every_layer(fact)
+    if made is not None:
+        return made
+    if fact.classes:
+        return None
+    return Module(kind="", flags=fact.flags, parts=None, evidence=fact.evidence)
+
+
+def alike(a: Module, b: Module) -> bool:
+    """Two layers alike in what the analysis reads of them: their class, its attributes and
+    the gradients their parameters get."""
+    return a.cls == b.cls and a.attrs == b.attrs and a.flags == b.flags
 
 
 def _classes(children) -> tuple:

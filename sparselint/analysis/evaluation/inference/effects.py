@@ -23,8 +23,8 @@ _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__", "__ior__"})
 from .values import _UNKNOWN, arg, literal
 from .state import State
-from .containers import (every_layer, is_parameter, is_sequence, layers_of, parameter_of, params_of_tensor,
-                         sequence_items, sequence_of)
+from .containers import (SEQUENCE_CONTAINERS, alike, appended, every_layer, is_parameter, is_sequence, layers_of,
+                         parameter_of, params_of_tensor, sequence_items, sequence_of)
 
 # Methods that change a list in place.
 _LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
@@ -677,9 +677,30 @@ class Effects:
             new = union_params(held, more) if isinstance(more, Params) else None
         elif added is not None and old is not None:
             new = sequence_of("list", old + added)
+        elif (added is not None and isinstance(held, Items) and not held.counted and held.kind == "list"
+              and all(isinstance(f, Module) and alike(held.items[0], f) for f in added)):
+            return  # one more layer like every one it holds
         self._forget_sequence(path, held, state)
         if new is not None:
             state.env[path] = new
+
+    def _layers_update(self, path: str, held: Module, method: str, call: cst.Call, state: State) -> None:
+        """`self.convs.append(GCNConv(d, d))`, `layers.extend([...])` on a ModuleList: its
+        layers follow (see `appended`); any other change leaves it unknown."""
+        value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
+        added = None
+        if value is not None and method == "append":
+            added = (self.fact(value, state),)
+        elif value is not None and method == "extend":
+            added = self.items_of(value, state)
+        new = appended(held, added) if added is not None else None
+        if new is held:
+            return
+        if path.split(".")[0] == "self" and isinstance(self.scope_node, cst.FunctionDef) and (
+                self.scope_node.name.value == "__init__"):
+            state.bind(path, new)  # a module being built: what its constructor sets is what it is made of
+        else:
+            self._module_changed(path, held, new, state)
 
     def _sequence_item_set(self, path: str, held, target: cst.Subscript, fact, state: State, remove: bool) -> None:
         """`items[1] = x` on a list whose elements are known; other stores make it unknown."""
@@ -811,6 +832,9 @@ class Effects:
         if method in ("add_module", "register_module") and isinstance(recv, Module):
             state.bind(recv_path, None)  # a submodule set by name: not followed
             self._into_owner(recv_path, None, state)
+            return
+        if isinstance(recv, Module) and recv.layer_class() in SEQUENCE_CONTAINERS and method in _LIST_UPDATES:
+            self._layers_update(recv_path, recv, method, call, state)
             return
         if is_sequence(recv) and method in _LIST_UPDATES:
             self._sequence_update(recv_path, recv, method, call.args[0].value if len(call.args) == 1 and not call.args[0].star

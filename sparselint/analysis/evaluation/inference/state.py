@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from ....diagnostics import Evidence
 from ..facts import Fact, join
@@ -31,10 +31,13 @@ class State:
             self.env[path] = fact
 
 
-def join_states(a: State, b: State) -> State:
+def join_states(a: State, b: State, grown: Optional[Callable] = None) -> State:
+    """The facts true on both paths. `grown(x, y)`: how a loop joins the two facts of one
+    name that differ (a list it appends to), tried first."""
     env = {}
     for key in a.env.keys() & b.env.keys():
-        fact = join(a.env[key], b.env[key])
+        x, y = a.env[key], b.env[key]
+        fact = (grown(x, y) if grown is not None and x != y else None) or join(x, y)
         if fact is not None:
             env[key] = fact
     saved = dict(b.saved)

@@ -136,6 +136,9 @@ def test_a_literal_argument_list_fails_under_torch_where_it_is_reported(tmp_path
     ("argv", "main()", True),  # `def main(argv=None)` called without one: the command line
     ("sys.argv[1:]", "main()", True),
     ("argv", 'main(["--clip", "0"])', False),  # the list the caller passes is what it parses
+    ("argv", 'main(["--optim", "sparseadam"])', True),
+    ("argv", "main(sys.argv[1:])", True),  # the command line, passed on
+    ("argv", "main(sys.argv[2:])", False),  # a subcommand's arguments: not known
 ])
 def test_parse_args_given_the_command_line_through_a_parameter(tmp_path, explicit, call, reported):
     text = _program(tmp_path, explicit=explicit).replace("def main():", "def main(argv=None):")

@@ -22,7 +22,7 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Evidence
-from .evaluation.facts import (Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of, froze,
+from .evaluation.facts import (COMMAND_LINE, Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of, froze,
                                with_evidence, NOGRAD)
 from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
@@ -2289,9 +2289,10 @@ def _relevant(fact, depth: int = 0) -> bool:
     if isinstance(fact, Optimizer):
         return fact.params is not None and _relevant(fact.params, depth + 1)
     if isinstance(fact, Instance):
-        if fact.cls == "argparse.Namespace" and fact.attrs:
-            # the command line's options in one configuration: they pick the branches the
-            # callee runs (which optimizer, `sparse=`), however plain each value is
+        if (fact.cls == "argparse.Namespace" and fact.attrs) or fact.cls == COMMAND_LINE:
+            # the command line's options in one configuration (or the command line itself, for
+            # `parse_args` to read): they pick the branches the callee runs (which optimizer,
+            # `sparse=`), however plain each value is
             return True
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
     if isinstance(fact, Items):

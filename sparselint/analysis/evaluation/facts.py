@@ -164,6 +164,10 @@ class Params:
     models: tuple[str, ...] = field(default=(), compare=False)
 
 
+# the class of the `Instance` that `sys.argv[1:]` is: the program's own arguments
+COMMAND_LINE = "sys.argv"
+
+
 @dataclass(frozen=True)
 class Optimizer:
     kind: str

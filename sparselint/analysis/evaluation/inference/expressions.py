@@ -9,7 +9,7 @@ import libcst as cst
 
 from .. import shapes
 from ....diagnostics import Evidence
-from ..facts import (NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
+from ..facts import (COMMAND_LINE, NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
                      Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
 from ...cst.syntax import assigned_names, parameters_of
@@ -117,25 +117,24 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         if len(node.args) != 1 or node.args[0].star or (node.args[0].keyword is not None
                                                         and node.args[0].keyword.value != "args"):
             return False
-        given = node.args[0].value
-        if (type(given) is cst.Subscript and dotted(given.value) == "sys.argv"
-                and cst.Module([]).code_for_node(given.slice[0]) == "1:"):
-            return True
-        held = self.fact(given, state)
-        return isinstance(held, Const) and held.value is None
+        held = self.fact(node.args[0].value, state)
+        return (isinstance(held, Const) and held.value is None) or (isinstance(held, Instance) and held.cls == COMMAND_LINE)
 
-    def _parsed_list(self, node: cst.Call) -> Optional[tuple]:
-        """`parse_args(["--optimizer", "adagrad"])`: the options that literal list gives."""
+    def _command_line(self, node: cst.Subscript) -> Optional[Instance]:
+        """`sys.argv[1:]`: the program's own arguments, also once passed on (`main(sys.argv[1:])`)."""
+        if dotted(node.value) == "sys.argv" and cst.Module([]).code_for_node(node.slice[0]) == "1:":
+            return Instance(cls=COMMAND_LINE, evidence=(Evidence.at(node, "`sys.argv[1:]`: the command line"),))
+        return None
+
+    def _parsed_list(self, node: cst.Call, state: State) -> Optional[tuple]:
+        """`parse_args(["--optimizer", "adagrad"])`, or a list of strings known otherwise (a
+        caller's `main(["--clip", "0"])`): the options it gives."""
         given = node.args[0].value if len(node.args) == 1 and not node.args[0].star and (
             node.args[0].keyword is None or node.args[0].keyword.value == "args") else None
-        if not isinstance(given, (cst.List, cst.Tuple)):
+        held = self.fact(given, state) if given is not None else None
+        if not (isinstance(held, Const) and isinstance(held.value, tuple) and all(isinstance(v, str) for v in held.value)):
             return None
-        argv = []
-        for element in given.elements:
-            if not isinstance(element, cst.Element) or not isinstance(element.value, cst.SimpleString):
-                return None
-            argv.append(element.value.evaluated_value)
-        return parsed_literal(argv, Evidence.at(given, ""))
+        return parsed_literal(list(held.value), Evidence.at(given, ""))
 
     def _choice(self, table: Instance, index: Optional[cst.BaseExpression], state: State) -> Optional[Choice]:
         """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes
@@ -291,6 +290,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         if t in _EVALUATED:
             return self._evaluated(node, state)
         if t is cst.Subscript:
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) and type(node.value) is cst.Attribute:
+                argv = self._command_line(node)
+                if argv is not None:
+                    return argv
             base = self.fact(node.value, state)
             if isinstance(base, Tensor) and base.layout == "strided":
                 return self._derived(base, "strided", None, [base])
@@ -479,7 +482,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         if made is not None:
             return made
         if isinstance(func, cst.Attribute) and func.attr.value in ("parse_args", "parse_known_args"):
-            parsed = parsed_arguments() if self._parses_command_line(node, state) else self._parsed_list(node)
+            parsed = parsed_arguments() if self._parses_command_line(node, state) else self._parsed_list(node, state)
             if parsed is not None:
                 # the command line's options in the configuration being checked (an explicit
                 # argument list is what it parses instead)

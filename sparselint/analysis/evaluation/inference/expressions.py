@@ -499,6 +499,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 and not node.args[0].star and node.args[0].keyword is None):
             # `functools.wraps(fn)(wrapper)`: the wrapper, with the name of what it wraps
             return self.fact(node.args[0].value, state)
+        if q in ("copy.deepcopy", "copy.copy") and len(node.args) == 1 and not node.args[0].star:
+            # a teacher, an EMA or a best-so-far copy of a model: the same layers, with the
+            # same gradients (a shallow copy even shares them)
+            held = self.fact(node.args[0].value, state)
+            if isinstance(held, Module):
+                return replace(held, evidence=(*held.evidence, Evidence.at(node, f"`{q}` of a model: the same layers")))
         if q == "asyncio.run":
             # runs the coroutine to its end: what it returns
             main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None

@@ -132,6 +132,86 @@ def test_a_literal_argument_list_fails_under_torch_where_it_is_reported(tmp_path
         assert "Could not run 'aten::linalg_vector_norm'" in r.stderr
 
 
+PICKED = '''
+import argparse
+
+import torch
+import torch.nn as nn
+
+
+def train_parser():
+    p = argparse.ArgumentParser("train")
+    p.add_argument("--optimizer", {train})
+    p.add_argument("--lr", type=float, default=0.1){more}
+    return p
+
+
+def tune_parser():
+    p = argparse.ArgumentParser("tune")
+    p.add_argument("--optimizer", choices=["adam", "adagrad"], default="{tune}")
+    return p
+
+
+args = train_parser().parse_args({argv})
+emb = nn.Embedding(100, 8, sparse=True)
+opt = (torch.optim.Adagrad(emb.parameters(), lr=args.lr) if args.optimizer == "adagrad"
+       else torch.optim.Adam(emb.parameters(), lr=args.lr))
+emb(torch.randint(0, 100, (16,))).sum().backward()
+opt.step()
+'''
+# (how the train parser declares --optimizer, what else it does, the tune parser's default,
+# the list parsed, whether Adam runs)
+PICKED_CASES = [
+    ('choices=["adam", "adagrad"], default="adagrad"', "", "adam", "[]", False),  # another parser's default
+    ('choices=["adam", "adagrad"], default="adam"', "", "adagrad", "[]", True),
+    ('choices=["adam", "adagrad"], default="adam"', '\n    p.set_defaults(optimizer="adagrad")', "adam", "[]", False),
+    ('type=str.lower, choices=["adam", "adagrad"], default="adam"', "", "adam", '["--optimizer", "ADAGRAD"]', False),
+    ('type=str.lower, choices=["adam", "adagrad"], default="adagrad"', "", "adam", '["--optimizer", "Adam"]', True),
+]
+
+
+def _picked(tmp_path, train, more, tune, argv):
+    text = textwrap.dedent(PICKED).lstrip().format(train=train, more=more, tune=tune, argv=argv)
+    (tmp_path / "pick.py").write_text(text)
+
+
+@pytest.mark.parametrize("train, more, tune, argv, adam", PICKED_CASES)
+def test_a_literal_list_is_parsed_with_its_parsers_options(tmp_path, train, more, tune, argv, adam):
+    _picked(tmp_path, train, more, tune, argv)
+    r = run_cli("--no-cache", "--output-format", "concise", "pick.py", cwd=tmp_path)
+    assert ("SPL401" in r.stdout) is adam, r.stdout + r.stderr
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("train, more, tune, argv, adam", PICKED_CASES)
+def test_the_arm_a_literal_list_picks_is_what_torch_runs(tmp_path, train, more, tune, argv, adam):
+    _picked(tmp_path, train, more, tune, argv)
+    r = subprocess.run([sys.executable, "pick.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert (r.returncode != 0) is adam, r.stderr
+    if adam:
+        assert "Adam does not support sparse gradients" in r.stderr
+
+
+def test_a_store_true_flag_defaulting_to_true_stays_true(tmp_path):
+    (tmp_path / "flag.py").write_text(textwrap.dedent('''
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--sparse", action="store_true", default=True)
+        args = p.parse_args([])
+        emb = nn.Embedding(100, 8, sparse=args.sparse)
+        opt = torch.optim.Adam(emb.parameters(), lr=0.1)
+        emb(torch.randint(0, 100, (16,))).sum().backward()
+        opt.step()
+    ''').lstrip())
+    r = run_cli("--no-cache", "--output-format", "concise", "flag.py", cwd=tmp_path)
+    assert r.returncode == 1 and "SPL401" in r.stdout, r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("explicit, call, reported", [
     ("argv", "main()", True),  # `def main(argv=None)` called without one: the command line
     ("sys.argv[1:]", "main()", True),

@@ -58,13 +58,15 @@ class _Option:
     path: str = ""  # the file that adds it, when it is not the checked one
     kind: Optional[str] = None  # `type=int` or `type=float`; "flag" for `store_true`/`store_false`
     choices: tuple = ()
+    scope: str = ""  # the function of the checked module that adds it ("" at module level)
 
 
 class Configurations(list):
     """The configurations to check, and the options declared (`declared`: how each is
-    spelled -> the option), which a literal argument list is parsed with."""
+    spelled -> the option, and per function that adds options, its own), which a literal
+    argument list is parsed with."""
 
-    declared: dict = {}
+    declared: Optional[tuple] = None
 
 
 def parsed_arguments() -> Optional[tuple]:
@@ -97,6 +99,9 @@ def _configurations(text: str, path: str, dependencies: Optional[set], tree: Opt
         except (SyntaxError, ValueError, RecursionError):
             return found
     options = [o for o in map(_option, _add_argument_calls(tree)) if o is not None] if own else []
+    scopes = {(c.lineno, c.col_offset + 1): fn.name for fn in _of_type(tree, ast.FunctionDef)
+              for c in _of_type(fn, ast.Call)} if options else {}
+    options = [o if o.path else replace(o, scope=scopes.get((o.line, o.column), "")) for o in options]
     here = os.path.abspath(path) if path else ""
     if made:
         # the options of the functions the module hands its parser to (its own functions'
@@ -105,7 +110,13 @@ def _configurations(text: str, path: str, dependencies: Optional[set], tree: Opt
     if path:
         # a parser another module's function builds and returns (`get_parser().parse_args()`)
         options += [o for o in _options_of_factories(tree, text, path) if o.path != here]
-    found.declared = {o.spelled: o for o in options}
+    if "set_defaults" in text:
+        options = _with_set_defaults(tree, options, scopes)
+    scopes: dict = {}
+    for o in options:
+        if not o.path:
+            scopes.setdefault(o.scope, []).append(o)
+    found.declared = (_declared(options), {k: _declared(v) for k, v in scopes.items()})
     if not options:
         return found
     # an option the program never reads (`args.name`) near an optimizer, clipping or a
@@ -407,7 +418,7 @@ def _first_of_each(options):
             yield o
 
 
-def use(config: Optional[tuple], declared: Optional[dict] = None):
+def use(config: Optional[tuple], declared: Optional[tuple] = None):
     return _PARSED.set(config), _DECLARED.set(declared)
 
 
@@ -416,41 +427,52 @@ def reset(token) -> None:
     _DECLARED.reset(token[1])
 
 
-def parsed_literal(argv: list, where: Evidence) -> Optional[tuple]:
-    """The attributes of what `parse_args(argv)` returns for a literal list of strings, read
-    with the options the module declares: each at its default, the ones the list gives at
-    their value. None when the list holds anything else (a positional argument, an option
-    not declared here, a value its choices or type refuse)."""
+def declares_options() -> bool:
+    """Whether the module being checked declares options a literal argument list can give."""
     declared = _DECLARED.get()
-    if not declared:
+    return declared is not None and bool(declared[0])
+
+
+def parsed_literal(argv: list, where: Evidence, parser: Optional[str] = None) -> Optional[tuple]:
+    """The attributes of what `parse_args(argv)` returns for a literal list of strings, read
+    with the options the module declares (those the function `parser` adds, when it adds
+    some: the function that builds the parser): each at its default, the ones the list gives
+    at their value. None when the list holds anything else (a positional argument, an option
+    not declared here, a value its choices or type refuse)."""
+    held = _DECLARED.get()
+    if not held or not held[0]:
         return None
+    declared = held[1].get(parser) if parser is not None and parser in held[1] else held[0]
     given: dict = {}
     i = 0
     while i < len(argv):
         spelled, _, inline = argv[i].partition("=")
         option = declared.get(spelled)
         if option is None:
-            return None
+            return None  # not declared here, or declared otherwise by another parser
         if option.kind == "flag":
             if inline:
                 return None
-            value, i = option.others[0], i + 1
+            value, i = option.choices[0], i + 1
         else:
             if option.kind == "other" or (not inline and i + 1 >= len(argv)):
                 return None
             text = inline or argv[i + 1]
             i += 1 if inline else 2
             try:
-                value = int(text) if option.kind == "int" else float(text) if option.kind == "float" else text
+                value = _CONVERTERS[option.kind](text) if option.kind in _CONVERTERS else text
             except ValueError:
                 return None
             if option.choices and value not in option.choices:
                 return None
         given[option.dest] = _fact(value, replace(where, text=f"`{spelled} {_shown(value)}`, in the list `parse_args` is given"))
-    if any(o.default is _NO_VALUE and o.dest not in given for o in declared.values()):
+    if any(o is not None and o.default is _NO_VALUE and o.dest not in given for o in declared.values()):
         return None  # a required option it lacks: argparse exits
     attrs = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`", o.path))
-             for o in declared.values() if o.default is not _NO_VALUE}
+             for o in declared.values() if o is not None and o.default is not _NO_VALUE}
+    for spelled, o in declared.items():
+        if o is None:
+            attrs.pop(spelled.lstrip("-").replace("-", "_"), None)
     attrs.update(given)
     return tuple(sorted(attrs.items()))
 
@@ -479,19 +501,26 @@ def _option(call: ast.Call) -> Optional[_Option]:
     action = _literal(keywords["action"]) if "action" in keywords else None
     if action in _FLAGS:
         default, turned = _FLAGS[action]
-        return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, (turned,), kind="flag")
+        if "default" in keywords:  # `action="store_true", default=True`: giving it changes nothing
+            default = _literal(keywords["default"])
+            if default is _NO_VALUE:
+                return None
+        return _Option(dest, spelled, call.lineno, call.col_offset + 1, default,
+                       (turned,) if turned != default else (), kind="flag", choices=(turned,))
     if action is not None or "nargs" in keywords:
         return None
     default = _literal(keywords["default"]) if "default" in keywords else None
     if default is _NO_VALUE:
         return None
     typed = keywords.get("type")
-    kind = typed.id if isinstance(typed, ast.Name) and typed.id in ("int", "float") else None
-    if typed is not None and kind is None and not (isinstance(typed, ast.Name) and typed.id == "str"):
+    kind = ast.unparse(typed) if typed is not None else None
+    if kind == "str":
+        kind = None
+    elif kind is not None and kind not in _CONVERTERS:
         kind = "other"  # a value a function converts: not read from a literal list
-    if isinstance(default, str) and kind in ("int", "float"):
+    if isinstance(default, str) and kind in _CONVERTERS:
         try:  # argparse applies `type` to a string default
-            default = int(default) if kind == "int" else float(default)
+            default = _CONVERTERS[kind](default)
         except ValueError:
             return None
     choices = _literal(keywords["choices"]) if "choices" in keywords else ()
@@ -503,6 +532,41 @@ def _option(call: ast.Call) -> Optional[_Option]:
         return _Option(dest, spelled, call.lineno, call.col_offset + 1, _NO_VALUE, choices, kind=kind, choices=choices)
     others = tuple(c for c in choices if c != default)
     return _Option(dest, spelled, call.lineno, call.col_offset + 1, default, others, kind=kind, choices=choices)
+
+
+# the `type=` of an option whose conversion of a given string is known
+_CONVERTERS = {"int": int, "float": float, "str.lower": str.lower, "str.upper": str.upper}
+
+
+def _declared(options: list) -> dict:
+    """How each option is spelled -> the option. One spelled alike by two parsers of the
+    module with different defaults or choices is not known (which parser a list goes to is
+    not followed): None."""
+    out: dict = {}
+    for o in options:
+        held = out.get(o.spelled, o)
+        same = held is not None and (held.dest, held.default, held.choices, held.kind) == (o.dest, o.default, o.choices, o.kind)
+        out[o.spelled] = o if same else None
+    return out
+
+
+def _with_set_defaults(tree: ast.Module, options: list, scopes: dict) -> list:
+    """`parser.set_defaults(optimizer="adagrad")` gives the option of that name its default
+    (an option of the function that calls it, or of any when it is called at module level);
+    one it sets to what cannot be read is not known."""
+    out = list(options)
+    for call in _of_type(tree, ast.Call):
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "set_defaults"):
+            continue
+        scope = scopes.get((call.lineno, call.col_offset + 1), "")
+        for k in call.keywords:
+            value = _literal(k.value)
+            for i, o in enumerate(out):
+                if o is None or o.dest != k.arg or (scope and o.scope != scope):
+                    continue
+                out[i] = None if value is _NO_VALUE else replace(
+                    o, default=value, others=tuple(c for c in (o.choices or o.others) if c != value))
+    return [o for o in out if o is not None]
 
 
 def _literal(node: ast.AST):

@@ -22,8 +22,9 @@ from typing import Optional
 import libcst as cst
 
 from ..diagnostics import Evidence
-from .evaluation.facts import (COMMAND_LINE, Callee, Const, Fact, Instance, Items, Module, Optimizer, Params, Scalar, Tensor, attr_of, froze,
-                               with_evidence, NOGRAD)
+from .evaluation.facts import (COMMAND_LINE, Callee, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar,
+                               Tensor, attr_of, froze, with_evidence, NOGRAD)
+from .argparse_options import declares_options
 from .binding import DoubleStar, Keyword, Positional, Signature, Star, bind
 from .cst.names import dotted
 from .cst.syntax import assigned_names, parameter_loop_owner, parameters_of
@@ -2297,6 +2298,10 @@ def _relevant(fact, depth: int = 0) -> bool:
         return depth < 3 and any(_relevant(v, depth + 1) for _, v in fact.attrs)
     if isinstance(fact, Items):
         return depth < 3 and any(_relevant(v, depth + 1) for v in fact.items)
+    if isinstance(fact, (Const, Literal)) and isinstance(fact.value, tuple) and declares_options():
+        # an argument list (`get_args([])`, `main(["--optim", "adam"])`) in a program with
+        # options: what the callee parses, instead of the command line
+        return all(isinstance(v, str) for v in fact.value)
     # a function of the project passed as a value: the callee may call it (`apply(make)`);
     # a torch class is followed with the other facts of its call, not alone
     return isinstance(fact, Callee) and fact.project

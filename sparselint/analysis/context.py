@@ -69,9 +69,13 @@ class Context:
         self._seen: dict = {}  # finding key -> its index in self.diagnostics
         self._provisional: set = set()  # keys of findings a later context may say better (see `report`)
         self._unsafe_here: set = set()  # finding keys whose fix some context makes unsafe
-        # finding key -> one [inference that walked it, models it rests on, holds, live] per
-        # report of it: the finding is revoked once no report of it is live (see `revoke`)
+        # finding key -> one `_Report` per report of it: the finding is revoked once no
+        # report of it is live (see `revoke`)
         self._depends: dict = {}
+        # the compound statements (`if`, loops, `try`, `match`) the walk is inside, outermost first
+        self.guards: list = []
+        # how many backward passes the walk has gone through
+        self.backwards = 0
         self._revoked: set[int] = set()  # indices in self.diagnostics of findings revoked
         # other files whose content the findings depend on (model classes defined there)
         self.dependencies: set[str] = set()
@@ -489,8 +493,8 @@ class Context:
         l1, c1, l2, c2 = self.span(node)
         key = (rule.code, l1, c1, l2, c2)
         reports, depends = self._depends.setdefault(key, []), tuple(depends)
-        if depends or not any(not entry[1] for entry in reports):
-            reports.append([self.inference, depends, holds, True])
+        if depends or not any(not r.models for r in reports):
+            reports.append(_Report(self.inference, depends, holds, True, tuple(map(id, self.guards)), self.backwards))
         index = self._seen.get(key)
         if index in self._revoked:
             # revoked in one walk of its line, reported in another that does not change the model
@@ -526,24 +530,31 @@ class Context:
                           line=l1, column=c1, end_line=l2, end_column=c2, evidence=self._resolve(evidence),
                           fix=fix, suggestion=suggestion, when=when or rule.when)
 
-    def revoke(self, inference, changed: Optional[str], now: Callable) -> None:
+    def revoke(self, inference, changed: Optional[str], now: Callable, guards: tuple) -> None:
         """A model of the scope `inference` walks was changed after findings about it were
         reported (`model.emb.sparse = False` after the optimizer was built over
         `model.parameters()`): the gradients it gets at the step are the new ones. A report
         that rests on the model at `changed`, on a module inside it or on one that holds it
         (`changed` None: on any model) is revoked unless it holds for the gradient flags
-        `now` gives its models (None: not known); a finding goes when all its reports have."""
+        `now` gives its models (None: not known), and a revoked one comes back where it
+        holds again. A change revokes only where it surely follows the report: no backward
+        pass ran in between, and it is inside no test or loop the report is not inside
+        (`guards`: the ids of those it is inside). A finding goes when all its reports have."""
         for key, entries in self._depends.items():
-            for entry in entries:
-                where, models, holds, live = entry
-                if not live or where is not inference or not models:
+            touched = False
+            for r in entries:
+                if r.where is not inference or not r.models or not (changed is None or any(
+                        m == changed or changed.startswith(m + ".") or m.startswith(changed + ".") for m in r.models)):
                     continue
-                if changed is None or any(m == changed or changed.startswith(m + ".") or m.startswith(changed + ".")
-                                          for m in models):
-                    flags = now(models)
-                    entry[3] = holds is not None and flags is not None and holds(flags)
-            if key in self._seen and not any(entry[3] for entry in entries):
-                self._revoked.add(self._seen[key])
+                flags = now(r.models)
+                holds = r.holds is not None and flags is not None and r.holds(flags)
+                if holds or (r.backwards == self.backwards and r.guards[:len(guards)] == guards):
+                    r.live, touched = holds, True
+            if touched and key in self._seen:
+                if any(r.live for r in entries):
+                    self._revoked.discard(self._seen[key])
+                else:
+                    self._revoked.add(self._seen[key])
 
     def dependents(self) -> dict:
         """How many reports of each finding `revoke` knows of now, for `rehome` after a call."""
@@ -554,31 +565,32 @@ class Context:
         called, about models it was passed (`paths`: its parameter -> the caller's name):
         they rest on those models of the caller from now on."""
         for key, entries in self._depends.items():
-            for entry in entries[before.get(key, 0):]:
-                if getattr(entry[0], "scope_node", None) is not function:
+            for r in entries[before.get(key, 0):]:
+                if getattr(r.where, "scope_node", None) is not function:
                     continue
                 mapped = []
-                for m in entry[1]:
+                for m in r.models:
                     root, dot, rest = m.partition(".")
                     if not paths.get(root):
                         break
                     mapped.append(paths[root] + dot + rest)
                 else:
                     if mapped:
-                        entry[0], entry[1] = caller, tuple(mapped)
+                        r.where, r.models = caller, tuple(mapped)
 
     def made_since(self, before: dict, function) -> list:
         """The revocable reports the walk of `function` made since `before`, to `replay`
         when a call is answered by that walk again."""
-        return [(key, list(entry)) for key, entries in self._depends.items()
-                for entry in entries[before.get(key, 0):]
-                if entry[1] and getattr(entry[0], "scope_node", None) is function]
+        return [(key, replace(r)) for key, entries in self._depends.items() for r in entries[before.get(key, 0):]
+                if r.models and getattr(r.where, "scope_node", None) is function]
 
     def replay(self, made: list) -> None:
-        """A call answered by an earlier walk makes that walk's reports again."""
-        for key, entry in made:
-            self._depends.setdefault(key, []).append(list(entry))
-            if entry[3] and key in self._seen:
+        """A call answered by an earlier walk makes that walk's reports again, at this point
+        of the walk."""
+        for key, r in made:
+            self._depends.setdefault(key, []).append(
+                replace(r, guards=tuple(map(id, self.guards)), backwards=self.backwards))
+            if r.live and key in self._seen:
                 self._revoked.discard(self._seen[key])
 
     def findings(self, since: int = 0) -> list[Diagnostic]:
@@ -610,6 +622,18 @@ class Context:
 
     def make_fix(self, rule, edits: Iterable[Edit], safe: bool, title: str = "") -> Fix:
         return Fix(title=title or rule.fix_title, edits=tuple(edits), safe=safe)
+
+
+@dataclass
+class _Report:
+    """One report of a finding that a later change of a model may revoke (see `revoke`)."""
+
+    where: object  # the inference of the walk that made it
+    models: tuple  # the names of the models it rests on, in that walk's scope
+    holds: Optional[Callable]  # given their gradient flags, whether it still holds
+    live: bool
+    guards: tuple  # ids of the compound statements the walk was inside
+    backwards: int  # backward passes walked before it
 
 
 def _path_to(root: cst.CSTNode, node: cst.CSTNode) -> Optional[list]:

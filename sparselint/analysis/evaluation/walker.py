@@ -29,7 +29,7 @@ from ..entry import caller_key, entry_point
 from .. import options, records
 from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
-from .inference.containers import grown
+from .inference.containers import SEQUENCE_CONTAINERS, grown
 from ..cst.names import Names, dotted, is_torch
 from .exceptions import ExceptionClasses
 from ..cst.syntax import (assigned_names, backward_calls_in_block, parameter_loop_owner, parameters_of,
@@ -91,6 +91,8 @@ class Walker:
         # a per-element run of a loop is under way, and whether one of its tests was not
         # decided (see `_unrolled`)
         self._per_element = False
+        # in a per-element run: the names whose tests are watched (None: every test's)
+        self._watched: Optional[frozenset] = None
         self._undecided = False
         self._shared: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
@@ -734,6 +736,16 @@ class Walker:
         return out, exited
 
     def statement(self, node: cst.CSTNode, state: State) -> State:
+        if type(node) in _GUARDS:
+            # what runs inside may not run every time the statements around it do
+            self.ctx.guards.append(node)
+            try:
+                return self._statement(node, state)
+            finally:
+                self.ctx.guards.pop()
+        return self._statement(node, state)
+
+    def _statement(self, node: cst.CSTNode, state: State) -> State:
         inf = self.ctx.inference
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
@@ -775,7 +787,9 @@ class Walker:
             state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
-            if decided is None and self._per_element and self._undecided_part(node.test, state):
+            if decided is None and self._per_element and self._undecided_part(node.test, state) and (
+                    self._watched is None or any(isinstance(n, cst.Name) and n.value in self._watched
+                                                 for n in walk(node.test))):
                 self._undecided = True
             if decided is True:
                 return self.block(node.body.body, inf.refine(node.test, state, True))
@@ -802,8 +816,8 @@ class Walker:
             self.calls.prepare(node.iter, state)
             self.dispatch(node.iter, state)
             state = inf.bind_walrus(node.iter, state)
-            if inf.iterated(node.iter, state) == ():
-                # over what is known to be empty (`extra=()` left at its default): the body never runs
+            if self._empty_default(node.iter) and inf.iterated(node.iter, state) == ():
+                # over a parameter left at its default `()` (`extra=()`): the body never runs
                 return self.block(node.orelse.body.body, state) if node.orelse is not None else state
             unrolled = self._unrolled(node, state)
             if unrolled is not None:
@@ -972,7 +986,7 @@ class Walker:
         self.ctx.loops.append(node)
         inf = self.ctx.inference
         outer_owners = inf.loop_owners
-        inf.loop_owners = {**outer_owners, **parameter_loop_owner(node)}
+        inf.loop_owners = {**outer_owners, **parameter_loop_owner(node), **self._layer_loop_owner(node, state)}
         try:
             self.ctx.statement = self.ctx.line_node = node
             self._call_hooks(node, state)
@@ -991,8 +1005,11 @@ class Walker:
         finally:
             self.ctx.loops.pop()
             inf.loop_owners = outer_owners
-        # A loop that surely runs and never breaks leaves what its iterations leave.
-        out = end if _runs_through(node) else join_states(state, end, grown)
+        # A loop that surely runs and never breaks leaves what its iterations leave. One over
+        # what the facts say is empty (which may be filled where it is not followed) is not
+        # taken to have run, as one over what is not known is when it appends layers.
+        empty = type(node) is cst.For and inf.iterated(node.iter, state) == ()
+        out = end if _runs_through(node) else join_states(state, end, None if empty else grown)
         for at_break in broken:
             out = join_states(out, at_break)
         if node.orelse is not None:
@@ -1109,9 +1126,14 @@ class Walker:
             shape = self._unroll_shapes[node] = (fits, fits and _straight(node.body), fits and _tests_of_each(node.body),
                                                  fits and _fills_lists(node.body))
         fits, straight, per_element, fills = shape
-        if not fits:
-            return None
         inf = self.ctx.inference
+        if not fits:
+            layers = self._layers_of_kinds(node, state)
+            # (each layer surely runs the body: a test in it gates lines for that layer as any
+            # test does, unless it tests the layer, `isinstance(layer, SelfLoop)`, which may
+            # keep that one from the lines below)
+            targets = frozenset(n.value for n in walk(node.target) if isinstance(n, cst.Name))
+            return self._each_element(node, state, layers, False, watched=targets) if layers is not None else None
         # a model's parameters: their facts are what the engine tracked of the collection,
         # so they need no look at who else holds the list
         params = _parameters_call(node.iter) or isinstance(inf.fact(node.iter, state), Params)
@@ -1141,17 +1163,65 @@ class Walker:
             return None
         if not params and not self._unaliased(node.iter):  # last: it reads the whole scope
             return None
+        return self._each_element(node, state, elements, params)
+
+    def _layer_loop_owner(self, node, state: State) -> dict:
+        """{loop variable: X} for `for t in X` (or `enumerate(X)`) over a ModuleList or
+        Sequential X: what a change to the loop variable's module changes."""
+        if type(node) is not cst.For:
+            return {}
+        it, target = node.iter, node.target
+        if type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and len(it.args) == 1:
+            it = it.args[0].value
+            target = target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
+        path = dotted(it) if type(it) in (cst.Name, cst.Attribute) else None
+        if path is None or not isinstance(target, cst.Name):
+            return {}
+        held = self.ctx.inference.fact(it, state)
+        return {target.value: path} if isinstance(held, Module) and held.layer_class() in SEQUENCE_CONTAINERS else {}
+
+    def _empty_default(self, it: cst.BaseExpression) -> bool:
+        """A parameter of this function whose default is the empty tuple, which nothing can
+        fill (a list the analysis sees empty may be filled where it is not followed)."""
+        scope = self.ctx.inference.scope_node
+        if type(it) is not cst.Name or not isinstance(scope, cst.FunctionDef):
+            return False
+        return any(p.name.value == it.value and isinstance(p.default, cst.Tuple) and not p.default.elements
+                   for p in (*scope.params.params, *scope.params.kwonly_params))
+
+    def _layers_of_kinds(self, node: cst.For, state: State) -> Optional[tuple]:
+        """The layers of a ModuleList of project layers of different classes (`for layer in
+        self.layers: x = layer(x, adj)`), each run as its own class: a join of them is none
+        of the classes, whose `forward` would not be followed. Also `enumerate` of one."""
+        if not isinstance(node.target, (cst.Name, cst.Tuple)) or node.orelse is not None or any(
+                isinstance(n, (cst.Break, cst.Return, cst.Yield, cst.Await)) for n in walk(node.body)):
+            return None
+        it = node.iter
+        counted = type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate"
+        held = self.ctx.inference.fact(it.args[0].value if counted and len(it.args) == 1 else it, state)
+        if not (isinstance(held, Module) and held.parts is not None and held.classes):
+            return None
+        from .inference.containers import layers_of
+        layers = layers_of(held)
+        if layers is None or not 2 <= len(layers) <= MAX_UNROLLED or len({m.cls for m in layers}) < 2:
+            return None
+        return self.ctx.inference.iterated(it, state)
+
+    def _each_element(self, node: cst.For, state: State, elements: tuple, params: bool,
+                      watched: Optional[frozenset] = None) -> State:
+        """The loop's body run once for each of these elements, in order."""
+        inf = self.ctx.inference
         self.ctx.loops.append(node)
         start, reported = state, len(self.ctx.diagnostics)
-        outer = self._per_element, self._undecided
+        outer = self._per_element, self._undecided, self._watched
         # a test the body makes that is not decided for an element (`if name in FROZEN:`,
         # `if p in skip:`, `isinstance(m, ProjectTable)`) could keep that element from the
         # lines below: then this run is not what the program does, and the loop is walked
         # as one joined element instead
-        self._per_element, self._undecided = True, False
+        self._per_element, self._undecided, self._watched = True, False, watched
         owners = self._parameter_owners(node, elements, state) if params else {}
         outer_parts, outer_owners = dict(inf.element_parts), inf.loop_owners
-        inf.loop_owners = {**outer_owners, **parameter_loop_owner(node)}
+        inf.loop_owners = {**outer_owners, **parameter_loop_owner(node), **self._layer_loop_owner(node, state)}
         try:
             for element in elements:
                 self.ctx.statement = self.ctx.line_node = node
@@ -1165,7 +1235,7 @@ class Walker:
             undecided = self._undecided
         finally:
             self.ctx.loops.pop()
-            self._per_element, self._undecided = outer
+            self._per_element, self._undecided, self._watched = outer
             inf.element_parts, inf.loop_owners = outer_parts, outer_owners
         if undecided:
             self.ctx.withdraw(reported)
@@ -1366,6 +1436,8 @@ _MUTATED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\.\s*(?:append|extend|insert|remov
                       r"setdefault|popitem)\s*\(|\[[^\]\n]*\]\s*=[^=]|\+=|\|=)")
 
 # a body walked once per element: for a few elements only
+# compound statements whose body may run otherwise than the statements around them
+_GUARDS = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match})
 MAX_UNROLLED = 4
 MAX_PARAMETERS_FILED = 32
 

@@ -343,7 +343,7 @@ class ContainerFacts:
         if params is None:
             return None
         return Params(flags=params.flags, paths=params.paths, parts=params.parts,
-                      groups=((params, decay),), evidence=params.evidence)
+                      groups=((params, decay),), evidence=params.evidence, models=params.models)
 
     def _comprehension(self, node, state: State) -> Optional[Params]:
         """`[p for n, p in model.named_parameters() if "emb" in n]` and similar filters."""

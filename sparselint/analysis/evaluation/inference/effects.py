@@ -16,7 +16,7 @@ from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE
 from ...cst.names import dotted, is_torch
 from ...cst.syntax import parameters_of
 from ...entry import caller_key
-from ...cst.tree import children
+from ...cst.tree import children, walk
 
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
 # Methods that change what a dict holds.
@@ -615,6 +615,11 @@ class Effects:
         path = dotted(target.value)
         sparse = fact.value if isinstance(fact, Const) and isinstance(fact.value, bool) else None
         new = None
+        if layer.layer_class() is None and layer.cls is None:
+            # a layer of a kind not known (one of a ModuleList of unknown length): it may be
+            # an embedding, and which model holds it is not known either
+            self._module_changed(path, layer, None, state)
+            return
         if layer.layer_class() not in api.EMBEDDINGS:
             return  # a torch layer without a sparse switch: a plain attribute
         if layer.parts is not None and len(layer.parts) == 1:
@@ -763,6 +768,7 @@ class Effects:
         if outcome is not None:
             if outcome.backward:
                 state.saved.clear()
+                self.ran_backward()
             if outcome.unplaced:
                 self.unplaced(None, state)
             changed = []
@@ -781,6 +787,7 @@ class Effects:
         if q is not None:
             if q in api.BACKWARD_FUNCTIONS:
                 state.saved.clear()
+                self.ran_backward()
             if q in api.PRODUCTS or q in api.GRAD_COALESCED_BY:
                 a_at, b_at = api.PRODUCTS.get(q, (0, None))
                 a = arg(call, a_at)
@@ -819,6 +826,7 @@ class Effects:
                 return
         if method == "backward":
             state.saved.clear()
+            self.ran_backward()
             return
         if recv_path is None:
             return
@@ -1030,11 +1038,24 @@ class Effects:
         revoked unless they hold for the gradients its models get now."""
         if self.calls is None:
             return
+        ctx = self.calls.walker.ctx
 
         def now(models):
             held = [self._held(m, state) for m in models]
             return union_flags(h.flags for h in held) if all(isinstance(h, Module) for h in held) else None
-        self.calls.walker.ctx.revoke(self, changed, now)
+        guards = ctx.guards
+        for i, g in enumerate(guards):
+            if type(g) is cst.For and any(type(n) is cst.Name and n.value in self.loop_owners for n in walk(g.target)):
+                # a loop over the model's own modules runs over all of them, and what it
+                # tests of each one is decided by the module
+                guards = guards[:i]
+                break
+        ctx.revoke(self, changed, now, tuple(map(id, guards)))
+
+    def ran_backward(self) -> None:
+        """A backward pass: what a step after it finds is what the model was then."""
+        if self.calls is not None:
+            self.calls.walker.ctx.backwards += 1
 
     def unplaced(self, keep: Optional[str], state: State) -> None:
         """Parameters were frozen where no known module holds them by that name: every

@@ -9,8 +9,8 @@ import libcst as cst
 
 from .. import shapes
 from ....diagnostics import Evidence
-from ..facts import (COMMAND_LINE, NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, Instance, Items, Module, Optimizer, Params, Scalar,
-                     Tensor, attr_of, join, union_params)
+from ..facts import (COMMAND_LINE, NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, Instance, Items, Literal, Module,
+                     Optimizer, Params, Scalar, Tensor, attr_of, join, union_params)
 from ...cst.names import Names, dotted
 from ...cst.syntax import assigned_names, parameters_of
 from ...cst.tree import walk
@@ -132,9 +132,18 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         given = node.args[0].value if len(node.args) == 1 and not node.args[0].star and (
             node.args[0].keyword is None or node.args[0].keyword.value == "args") else None
         held = self.fact(given, state) if given is not None else None
+        if isinstance(held, Literal) and held.value == ():
+            held = Const(value=())  # `parse_args([])`: every option at its default
         if not (isinstance(held, Const) and isinstance(held.value, tuple) and all(isinstance(v, str) for v in held.value)):
             return None
-        return parsed_literal(list(held.value), Evidence.at(given, ""))
+        # the function that builds the parser: the one called (`train_parser().parse_args(...)`)
+        # or this one (`p = ArgumentParser(); p.add_argument(...); p.parse_args(...)`)
+        recv = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name):
+            parser = recv.func.value
+        else:
+            parser = self.scope_node.name.value if isinstance(self.scope_node, cst.FunctionDef) else ""
+        return parsed_literal(list(held.value), Evidence.at(given, ""), parser)
 
     def _choice(self, table: Instance, index: Optional[cst.BaseExpression], state: State) -> Optional[Choice]:
         """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes

@@ -16,6 +16,7 @@ from ..facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
 from ...cst.names import CANONICAL, dotted
 from .state import State
+from .containers import layers_of
 from .values import _CONSTANTS, _UNKNOWN, literal
 
 # `str` methods whose result depends only on the string and the arguments.
@@ -105,6 +106,9 @@ def value_fact(v) -> Optional[Fact]:
     return None
 
 
+_ARITHMETIC = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b}
+
+
 class PythonValues:
     """Methods of `Inference` (sparselint.inference.expressions)."""
 
@@ -131,6 +135,11 @@ class PythonValues:
             found = layout_value(api.LAYOUT_NAMES.get(self.names.qualify(node) or ""))
             if found is not _UNKNOWN:
                 return found
+        if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITHMETIC:
+            # `len(self.convs) - 1`: sums of numbers the facts decide
+            a, b = self.known_value(node.left, state), self.known_value(node.right, state)
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b)):
+                return _ARITHMETIC[type(node.operator)](a, b)
         fact = self.fact(node, state)
         if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
             return fact.value
@@ -227,6 +236,10 @@ class PythonValues:
         if any(a.star or a.keyword is not None for a in node.args):
             return _UNKNOWN
         func = node.func
+        if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1 and self._builtin("len", state):
+            held = self.fact(node.args[0].value, state)
+            layers = layers_of(held) if isinstance(held, Module) else None  # `len(self.convs)`
+            return len(layers) if layers is not None else _UNKNOWN
         if isinstance(func, cst.Attribute) and func.attr.value in _PURE_STR_METHODS:
             recv = self.known_value(func.value, state)
             if not isinstance(recv, str):

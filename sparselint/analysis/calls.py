@@ -1440,6 +1440,14 @@ class Calls:
             self._picking[node] = picks = frozenset(picks)
         return any(name in picks and isinstance(bound.get(name), Const) for name in defaulted)
 
+    def _backward_adds_to(self, target: _Target, site: cst.CSTNode) -> bool:
+        """A method of a model of this file (`model(x)`, its `forward`) called where a
+        backward pass follows: the run the class walk gives it has none after it, so what
+        the backward raises over the graph it builds (an in-place edit of a sparse tensor it
+        saved) is found only in this run."""
+        return (target.receiver is not None and not self.walker.silent and not _constructor(target)
+                and isinstance(target.receiver, Module) and self.walker.ctx.backward_follows(site))
+
     def _call_adds_to(self, target: _Target, bound: dict, state, paths: dict, site: cst.CSTNode) -> bool:
         """Whether a call of a method of this file on `self` starts the method otherwise than
         a reported run the class walk gives it (from the object its constructor leaves, with
@@ -1490,7 +1498,8 @@ class Calls:
         silent = not (known or target.walker is not None or (
             target.receiver_path == "self" and not self.walker.silent and target.receiver is not None
             and self._call_adds_to(target, bound, state, paths, site))
-            or self._default_decides(target.node, defaulted, bound))
+            or self._default_decides(target.node, defaulted, bound)
+            or self._backward_adds_to(target, site))
         owner_calls = (target.walker or self.walker).calls
         freezes = silent and owner_calls._freezes(target.node)
         if silent and (freezes or owner_calls._stores_on_parameters(target.node)) and any(

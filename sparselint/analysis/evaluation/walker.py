@@ -1257,12 +1257,15 @@ class Walker:
                 continue  # `decay.append(p)`: a list filled per element
             if is_torch(qualify(func) or ""):
                 continue
-            root = func
+            root, of_torch = func, False
             while type(root) in (cst.Attribute, cst.Call, cst.Subscript):
                 # (through calls too: the inner calls of `p.grad._values().clamp_()` are
-                # checked on their own)
+                # checked on their own, and so is `torch.isfinite(p.grad)` of `.all()` on it)
+                if type(root) is cst.Call and is_torch(qualify(root.func) or ""):
+                    of_torch = True
+                    break
                 root = root.func if type(root) is cst.Call else root.value
-            if type(func) is cst.Attribute and type(root) is cst.Name and root.value in targets:
+            if type(func) is cst.Attribute and (of_torch or (type(root) is cst.Name and root.value in targets)):
                 continue
             return False
         return True
@@ -1353,6 +1356,25 @@ class Walker:
                 self._call_hooks(node, st)
             if t in _NOT_ENTERED_TYPES:
                 return
+            if t in _COMPREHENSIONS and node.for_in.inner_for_in is None:
+                kinds = self._parameter_kinds_of(node.for_in, st)
+                if kinds is not None:
+                    # over a model's parameters: each kind of them on its own (the sparse
+                    # embedding's beside the dense layers'), as a loop over them runs
+                    comp = node.for_in
+                    parents[comp] = node
+                    self._call_hooks(comp, st)
+                    walk(comp.iter, comp, st)
+                    for inner in kinds:
+                        walk(comp.target, comp, inner)
+                        for c in comp.ifs:
+                            walk(c, comp, inner)
+                        if all(truth(c.test, inner) is not False for c in comp.ifs):
+                            for part in ("elt", "key", "value"):
+                                sub = getattr(node, part, None)
+                                if sub is not None:
+                                    walk(sub, node, inner)
+                    return
             if t in _COMPREHENSIONS:
                 # a comprehension's expression sees its targets bound to the iterated elements
                 inner = st
@@ -1397,6 +1419,32 @@ class Walker:
             walk(root, parents.get(root, self.ctx.line_node if root is not self.ctx.line_node else None), state)
         except RecursionError:
             pass
+
+    def _parameter_kinds_of(self, comp: cst.CompFor, state: State) -> Optional[list]:
+        """The states a comprehension over a model's parameters sees, one per kind of them,
+        when its filters are decided for each (`if p.grad is not None` aside): None
+        otherwise, or when they are of one kind."""
+        inf = self.ctx.inference
+        if not (_parameters_call(comp.iter) or isinstance(inf.fact(comp.iter, state), Params)):
+            return None
+        elements = inf.iterated(comp.iter, state)
+        if elements is None and type(comp.target) is cst.Name:
+            # not all known by name (a ModuleList built from a generator): each kind it
+            # surely holds, where no name is read
+            elements = inf.parameter_kinds(comp.iter, state)
+        if elements is None:
+            return None
+        elements = [e for i, e in enumerate(elements) if e not in elements[:i]]
+        if not 1 <= len(elements) <= MAX_PARAMETERS_FILED:
+            return None
+        out = []
+        for element in elements:
+            bound = state.copy()
+            inf._bind(comp.target, element, bound, None)
+            if any(self._undecided_part(c.test, bound) for c in comp.ifs):
+                return None  # a filter that may keep this kind out (`if p is not model.emb.weight`)
+            out.append(bound)
+        return out
 
     def _call_hooks(self, node: cst.CSTNode, state: State) -> None:
         if self.silent:

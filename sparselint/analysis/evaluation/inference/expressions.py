@@ -471,6 +471,11 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 return self._derived(lt, "strided", None, [lt])
             if rt is not None and rt.layout == "strided" and (scalar_l or scalar_r):
                 return self._derived(rt, "strided", None, [rt])
+            if lt is not None and lt.layout == "strided" and lt.requires_grad and isinstance(op, cst.Divide):
+                # `w / norm`: a dense tensor divided by what is not known gives a dense one
+                # when it runs (torch divides nothing by a sparse tensor), in `w`'s graph; a
+                # sparse tensor may be divided by a zero-dim one, so the other way is not known
+                return self._derived(lt, "strided", None, [lt])
             return None
         if lt.layout == "strided" and rt.layout == "strided":
             return self._derived(lt, "strided", None, [lt, rt])

@@ -542,6 +542,7 @@ class Effects:
         done, fact = self.share(spelled, call.args[2].value, fact, state)
         if done:
             return
+        self._module_attribute_set(spelled, call.args[2].value, fact, state)  # `setattr(model, "user", emb)`
         held = state.env.get(path)
         if isinstance(held, Instance) and held.cls not in ("dict", "list", "tuple"):
             attrs = tuple((k, v) for k, v in held.attrs if k != name) + (((name, fact),) if fact is not None else ())

@@ -157,7 +157,8 @@ _NEAR: dict[int, tuple] = {}
 
 def _read_near_acts(text: str, window: int = 3) -> tuple[frozenset, frozenset]:
     """The attributes a module reads on a line at most `window` lines above an optimizer,
-    clipping or a sparse switch (or on that line), and the strings on such a line."""
+    clipping or a sparse switch, on that line, or on the two below it (the rest of a call
+    written over several lines), and the strings on such a line."""
     key = hash(text)
     found = _NEAR.get(key)
     if found is None:
@@ -167,7 +168,7 @@ def _read_near_acts(text: str, window: int = 3) -> tuple[frozenset, frozenset]:
         for j, line in enumerate(lines):
             if _ACTS.search(line) and not line.lstrip().startswith(("#", "parser.", "p.")):
                 tested.update(_STRING.findall(line))
-                for near in lines[max(0, j - window):j + 1]:
+                for near in lines[max(0, j - window):j + 3]:
                     if not near.lstrip().startswith(("#", "parser.", "p.")):
                         out.update(_ATTRIBUTE.findall(near))
         if len(_NEAR) > 4096:

@@ -1162,7 +1162,11 @@ class Walker:
                 or (len(elements) > 1 and all(e == elements[0] for e in elements)):
             return None
         if not params and not self._unaliased(node.iter):  # last: it reads the whole scope
-            return None
+            layers = self._layers_of_kinds(node, state)  # (objects of different classes: one by one still)
+            if layers is None:
+                return None
+            targets = frozenset(n.value for n in walk(node.target) if isinstance(n, cst.Name))
+            return self._each_element(node, state, layers, False, watched=targets)
         return self._each_element(node, state, elements, params)
 
     def _layer_loop_owner(self, node, state: State) -> dict:
@@ -1191,19 +1195,24 @@ class Walker:
 
     def _layers_of_kinds(self, node: cst.For, state: State) -> Optional[tuple]:
         """The layers of a ModuleList of project layers of different classes (`for layer in
-        self.layers: x = layer(x, adj)`), each run as its own class: a join of them is none
-        of the classes, whose `forward` would not be followed. Also `enumerate` of one."""
+        self.layers: x = layer(x, adj)`), or the objects of a list of them (`for cb in
+        callbacks: cb.on_after_backward(model)`), each run as its own class: a join of them
+        is none of the classes, whose methods would not be followed. Also `enumerate` of one."""
         if not isinstance(node.target, (cst.Name, cst.Tuple)) or node.orelse is not None or any(
                 isinstance(n, (cst.Break, cst.Return, cst.Yield, cst.Await)) for n in walk(node.body)):
             return None
         it = node.iter
         counted = type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate"
         held = self.ctx.inference.fact(it.args[0].value if counted and len(it.args) == 1 else it, state)
-        if not (isinstance(held, Module) and held.parts is not None and held.classes):
+        if isinstance(held, Items) and held.counted and held.kind in ("list", "tuple"):
+            layers = held.items  # `for cb in callbacks:` over objects of different classes
+        elif isinstance(held, Module) and held.parts is not None and held.classes:
+            from .inference.containers import layers_of
+            layers = layers_of(held)
+        else:
             return None
-        from .inference.containers import layers_of
-        layers = layers_of(held)
-        if layers is None or not 2 <= len(layers) <= MAX_UNROLLED or len({m.cls for m in layers}) < 2:
+        if layers is None or not 2 <= len(layers) <= MAX_OBJECTS_UNROLLED or not all(
+                isinstance(m, (Module, Instance)) and m.cls for m in layers) or len({m.cls for m in layers}) < 2:
             return None
         return self.ctx.inference.iterated(it, state)
 
@@ -1487,6 +1496,8 @@ _MUTATED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\.\s*(?:append|extend|insert|remov
 # compound statements whose body may run otherwise than the statements around them
 _GUARDS = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match})
 MAX_UNROLLED = 4
+# objects of different classes (layers, callbacks) a loop runs one by one
+MAX_OBJECTS_UNROLLED = 8
 MAX_PARAMETERS_FILED = 32
 
 

@@ -167,6 +167,8 @@ PICKED_CASES = [
     ('choices=["adam", "adagrad"], default="adam"', '\n    p.set_defaults(optimizer="adagrad")', "adam", "[]", False),
     ('type=str.lower, choices=["adam", "adagrad"], default="adam"', "", "adam", '["--optimizer", "ADAGRAD"]', False),
     ('type=str.lower, choices=["adam", "adagrad"], default="adagrad"', "", "adam", '["--optimizer", "Adam"]', True),
+    ('choices=["adam", "adagrad"], default="adam"', "", "adam", '["--optim", "adagrad"]', False),  # a prefix
+    ('"-o", choices=["adam", "adagrad"], default="adam"', "", "adam", '["-o", "adagrad"]', False),  # a short alias
 ]
 
 

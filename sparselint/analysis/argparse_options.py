@@ -59,6 +59,7 @@ class _Option:
     kind: Optional[str] = None  # `type=int` or `type=float`; "flag" for `store_true`/`store_false`
     choices: tuple = ()
     scope: str = ""  # the function of the checked module that adds it ("" at module level)
+    aliases: tuple = ()  # its other spellings (`-o` beside `--optimizer`)
 
 
 class Configurations(list):
@@ -443,12 +444,20 @@ def parsed_literal(argv: list, where: Evidence, parser: Optional[str] = None) ->
     held = _DECLARED.get()
     if not held or not held[0]:
         return None
-    declared = held[1].get(parser) if parser is not None and parser in held[1] else held[0]
+    declared = held[0]
+    if parser is not None and parser in held[1]:
+        # the function's own options first; those it gets from a helper or a parent parser
+        # as the module declares them
+        declared = {**declared, **held[1][parser]}
     given: dict = {}
     i = 0
     while i < len(argv):
         spelled, _, inline = argv[i].partition("=")
         option = declared.get(spelled)
+        if option is None and spelled.startswith("--") and spelled not in declared:
+            # argparse takes an unambiguous prefix of a long option (`--optim` for `--optimizer`)
+            longer = {o for k, o in declared.items() if k.startswith(spelled) and k.startswith("--")}
+            option = next(iter(longer)) if len(longer) == 1 else None
         if option is None:
             return None  # not declared here, or declared otherwise by another parser
         if option.kind == "flag":
@@ -472,7 +481,7 @@ def parsed_literal(argv: list, where: Evidence, parser: Optional[str] = None) ->
     attrs = {o.dest: _fact(o.default, _at(o, f"the default `{o.spelled} {_shown(o.default)}`", o.path))
              for o in declared.values() if o is not None and o.default is not _NO_VALUE}
     for spelled, o in declared.items():
-        if o is None:
+        if o is None and spelled.startswith("--"):
             attrs.pop(spelled.lstrip("-").replace("-", "_"), None)
     attrs.update(given)
     return tuple(sorted(attrs.items()))
@@ -488,6 +497,14 @@ def _add_argument_calls(tree: ast.Module):
 
 
 def _option(call: ast.Call) -> Optional[_Option]:
+    found = _option_of(call)
+    if found is None:
+        return None
+    names = tuple(a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return replace(found, aliases=tuple(n for n in names if n != found.spelled))
+
+
+def _option_of(call: ast.Call) -> Optional[_Option]:
     names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
     if not names or len(names) != len(call.args):
         return None
@@ -545,9 +562,10 @@ def _declared(options: list) -> dict:
     not followed): None."""
     out: dict = {}
     for o in options:
-        held = out.get(o.spelled, o)
-        same = held is not None and (held.dest, held.default, held.choices, held.kind) == (o.dest, o.default, o.choices, o.kind)
-        out[o.spelled] = o if same else None
+        for spelled in (o.spelled, *o.aliases):
+            held = out.get(spelled, o)
+            same = held is not None and (held.dest, held.default, held.choices, held.kind) == (o.dest, o.default, o.choices, o.kind)
+            out[spelled] = o if same else None
     return out
 
 

@@ -1445,8 +1445,16 @@ class Calls:
         backward pass follows: the run the class walk gives it has none after it, so what
         the backward raises over the graph it builds (an in-place edit of a sparse tensor it
         saved) is found only in this run."""
-        return (target.receiver is not None and not self.walker.silent and not _constructor(target)
-                and isinstance(target.receiver, Module) and self.walker.ctx.backward_follows(site))
+        model = target.receiver
+        if not (isinstance(model, Module) and not self.walker.silent and not _constructor(target)
+                and self.walker.ctx.inference.grad_enabled and self.walker.ctx.backward_follows(site)):
+            return False
+        if model.flags.has_sparse is False and model.flags.has_dense is False:
+            return False  # a frozen model (a teacher): the backward does not go through it
+        # (`encoder(x).detach()`: nor through what is cut from the graph at once)
+        statement = self.walker.ctx.statement
+        return statement is None or not any(type(n) is cst.Attribute and n.value is site and n.attr.value in ("detach", "detach_")
+                                            for n in walk(statement))
 
     def _call_adds_to(self, target: _Target, bound: dict, state, paths: dict, site: cst.CSTNode) -> bool:
         """Whether a call of a method of this file on `self` starts the method otherwise than

@@ -398,7 +398,7 @@ def element_of(params: Params, where) -> Tensor:
 
 def froze(old, new) -> bool:
     """`new` is `old` with some of its parameters frozen (they no longer get a gradient)."""
-    if not isinstance(old, Module) or not isinstance(new, Module) or old.parts is None:
+    if not isinstance(old, Module) or not isinstance(new, Module) or old.parts is None or new.parts is None:
         return False
     before = dict(old.parts)
     return any(f == NONE and before.get(n, NONE) != NONE for n, f in new.parts)

@@ -91,8 +91,6 @@ class Walker:
         # a per-element run of a loop is under way, and whether one of its tests was not
         # decided (see `_unrolled`)
         self._per_element = False
-        # in a per-element run: the names whose tests are watched (None: every test's)
-        self._watched: Optional[frozenset] = None
         self._undecided = False
         self._shared: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
@@ -787,9 +785,7 @@ class Walker:
             state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
-            if decided is None and self._per_element and self._undecided_part(node.test, state) and (
-                    self._watched is None or any(isinstance(n, cst.Name) and n.value in self._watched
-                                                 for n in walk(node.test))):
+            if decided is None and self._per_element and self._undecided_part(node.test, state):
                 self._undecided = True
             if decided is True:
                 return self.block(node.body.body, inf.refine(node.test, state, True))
@@ -1129,11 +1125,9 @@ class Walker:
         inf = self.ctx.inference
         if not fits:
             layers = self._layers_of_kinds(node, state)
-            # (each layer surely runs the body: a test in it gates lines for that layer as any
-            # test does, unless it tests the layer, `isinstance(layer, SelfLoop)`, which may
-            # keep that one from the lines below)
-            targets = frozenset(n.value for n in walk(node.target) if isinstance(n, cst.Name))
-            return self._each_element(node, state, layers, False, watched=targets) if layers is not None else None
+            # (a test the facts do not decide for a layer, `isinstance(layer, SelfLoop)` or one
+            # a helper makes, may keep it from the lines below: the loop is walked joined then)
+            return self._each_element(node, state, layers, False) if layers is not None else None
         # a model's parameters: their facts are what the engine tracked of the collection,
         # so they need no look at who else holds the list
         params = _parameters_call(node.iter) or isinstance(inf.fact(node.iter, state), Params)
@@ -1163,10 +1157,7 @@ class Walker:
             return None
         if not params and not self._unaliased(node.iter):  # last: it reads the whole scope
             layers = self._layers_of_kinds(node, state)  # (objects of different classes: one by one still)
-            if layers is None:
-                return None
-            targets = frozenset(n.value for n in walk(node.target) if isinstance(n, cst.Name))
-            return self._each_element(node, state, layers, False, watched=targets)
+            return self._each_element(node, state, layers, False) if layers is not None else None
         return self._each_element(node, state, elements, params)
 
     def _layer_loop_owner(self, node, state: State) -> dict:
@@ -1199,8 +1190,8 @@ class Walker:
         callbacks: cb.on_after_backward(model)`), each run as its own class: a join of them
         is none of the classes, whose methods would not be followed. Also `enumerate` of one."""
         if not isinstance(node.target, (cst.Name, cst.Tuple)) or node.orelse is not None or any(
-                isinstance(n, (cst.Break, cst.Return, cst.Yield, cst.Await)) for n in walk(node.body)):
-            return None
+                isinstance(n, (cst.Break, cst.Return, cst.Yield, cst.Await, cst.Try, cst.TryStar)) for n in walk(node.body)):
+            return None  # (a handler may catch what one layer raises)
         it = node.iter
         counted = type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate"
         held = self.ctx.inference.fact(it.args[0].value if counted and len(it.args) == 1 else it, state)
@@ -1216,18 +1207,17 @@ class Walker:
             return None
         return self.ctx.inference.iterated(it, state)
 
-    def _each_element(self, node: cst.For, state: State, elements: tuple, params: bool,
-                      watched: Optional[frozenset] = None) -> State:
+    def _each_element(self, node: cst.For, state: State, elements: tuple, params: bool) -> State:
         """The loop's body run once for each of these elements, in order."""
         inf = self.ctx.inference
         self.ctx.loops.append(node)
         start, reported = state, len(self.ctx.diagnostics)
-        outer = self._per_element, self._undecided, self._watched
+        outer = self._per_element, self._undecided
         # a test the body makes that is not decided for an element (`if name in FROZEN:`,
         # `if p in skip:`, `isinstance(m, ProjectTable)`) could keep that element from the
         # lines below: then this run is not what the program does, and the loop is walked
         # as one joined element instead
-        self._per_element, self._undecided, self._watched = True, False, watched
+        self._per_element, self._undecided = True, False
         owners = self._parameter_owners(node, elements, state) if params else {}
         outer_parts, outer_owners = dict(inf.element_parts), inf.loop_owners
         inf.loop_owners = {**outer_owners, **parameter_loop_owner(node), **self._layer_loop_owner(node, state)}
@@ -1244,7 +1234,7 @@ class Walker:
             undecided = self._undecided
         finally:
             self.ctx.loops.pop()
-            self._per_element, self._undecided, self._watched = outer
+            self._per_element, self._undecided = outer
             inf.element_parts, inf.loop_owners = outer_parts, outer_owners
         if undecided:
             self.ctx.withdraw(reported)

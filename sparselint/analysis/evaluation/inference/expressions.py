@@ -14,6 +14,7 @@ from ..facts import (COMMAND_LINE, NOGRAD, NONLEAF, Callee, Choice, Const, Corou
 from ...cst.names import Names, dotted
 from ...cst.syntax import assigned_names, parameters_of
 from ...cst.tree import walk
+from ..gradflags import NONE
 from ...argparse_options import parsed_arguments, parsed_literal
 from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
@@ -586,6 +587,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                     owner = dotted(func.value)
                     return Params(flags=recv.flags, named=method == "named_parameters", parts=parts,
                                   evidence=recv.evidence, models=(owner,) if owner else ())
+                if method == "requires_grad_" and self.argument(node, "requires_grad", 0, state) is False:
+                    # `Teacher(...).requires_grad_(False)`: a model none of whose parameters get a gradient
+                    return replace(recv, flags=NONE, parts=tuple((n, NONE) for n, _ in recv.parts)
+                                   if recv.parts is not None else None)
                 if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
                     return recv
                 if method in _SUBMODULES and not node.args:

@@ -29,7 +29,7 @@ from ..entry import caller_key, entry_point
 from .. import options, records
 from ..options import acts as option_acts, configurations, literal_defaults
 from .inference import Inference, State, join_states, literal
-from .inference.containers import SEQUENCE_CONTAINERS, grown
+from .inference.containers import SEQUENCE_CONTAINERS, grown, layers_of
 from ..cst.names import Names, dotted, is_torch
 from .exceptions import ExceptionClasses
 from ..cst.syntax import (assigned_names, backward_calls_in_block, parameter_loop_owner, parameters_of,
@@ -1165,10 +1165,7 @@ class Walker:
         Sequential X: what a change to the loop variable's module changes."""
         if type(node) is not cst.For:
             return {}
-        it, target = node.iter, node.target
-        if type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and len(it.args) == 1:
-            it = it.args[0].value
-            target = target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
+        it, target = _enumerated(node)
         path = dotted(it) if type(it) in (cst.Name, cst.Attribute) else None
         if path is None or not isinstance(target, cst.Name):
             return {}
@@ -1192,20 +1189,17 @@ class Walker:
         if not isinstance(node.target, (cst.Name, cst.Tuple)) or node.orelse is not None or any(
                 isinstance(n, (cst.Break, cst.Return, cst.Yield, cst.Await, cst.Try, cst.TryStar)) for n in walk(node.body)):
             return None  # (a handler may catch what one layer raises)
-        it = node.iter
-        counted = type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate"
-        held = self.ctx.inference.fact(it.args[0].value if counted and len(it.args) == 1 else it, state)
+        held = self.ctx.inference.fact(_enumerated(node)[0], state)
         if isinstance(held, Items) and held.counted and held.kind in ("list", "tuple"):
             layers = held.items  # `for cb in callbacks:` over objects of different classes
         elif isinstance(held, Module) and held.parts is not None and held.classes:
-            from .inference.containers import layers_of
             layers = layers_of(held)
         else:
             return None
         if layers is None or not 2 <= len(layers) <= MAX_OBJECTS_UNROLLED or not all(
                 isinstance(m, (Module, Instance)) and m.cls for m in layers) or len({m.cls for m in layers}) < 2:
             return None
-        return self.ctx.inference.iterated(it, state)
+        return self.ctx.inference.iterated(node.iter, state)
 
     def _each_element(self, node: cst.For, state: State, elements: tuple, params: bool) -> State:
         """The loop's body run once for each of these elements, in order."""
@@ -1420,9 +1414,9 @@ class Walker:
             pass
 
     def _parameter_kinds_of(self, comp: cst.CompFor, state: State) -> Optional[list]:
-        """The states a comprehension over a model's parameters sees, one per kind of them,
-        when its filters are decided for each (`if p.grad is not None` aside): None
-        otherwise, or when they are of one kind."""
+        """The states a comprehension over a model's parameters sees, one per kind of them
+        (the sparse one alone, when it is the one kind surely held), when its filters are
+        decided for each (`if p.grad is not None` aside): None otherwise."""
         inf = self.ctx.inference
         if not (_parameters_call(comp.iter) or isinstance(inf.fact(comp.iter, state), Params)):
             return None
@@ -1482,9 +1476,9 @@ def _mutable(fact) -> bool:
 _MUTATED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\.\s*(?:append|extend|insert|remove|pop|clear|add|update|discard|"
                       r"setdefault|popitem)\s*\(|\[[^\]\n]*\]\s*=[^=]|\+=|\|=)")
 
-# a body walked once per element: for a few elements only
 # compound statements whose body may run otherwise than the statements around them
 _GUARDS = frozenset({cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match})
+# a body walked once per element: for a few elements only
 MAX_UNROLLED = 4
 # objects of different classes (layers, callbacks) a loop runs one by one
 MAX_OBJECTS_UNROLLED = 8
@@ -1564,6 +1558,16 @@ def _tests_of_each(body: cst.BaseSuite) -> bool:
                 and not (type(n.comparator) is cst.Name and n.comparator.value == "None"):
             return False
     return True
+
+
+def _enumerated(loop: cst.For) -> tuple:
+    """(what a loop iterates, the variable bound to each element): `for t in X` gives (X,
+    t), `for i, t in enumerate(X)` gives (X, t) as well (None: not one name)."""
+    it, target = loop.iter, loop.target
+    if type(it) is cst.Call and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and len(it.args) == 1:
+        it = it.args[0].value
+        target = target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
+    return it, target
 
 
 def _runs_through(loop) -> bool:

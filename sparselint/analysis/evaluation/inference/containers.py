@@ -580,8 +580,8 @@ def grown(a: Fact, b: Fact) -> Optional[Fact]:
     known. A loop that appends one layer per run builds one (`for d in dims:
     self.convs.append(GCNConv(d, d))`); it is taken to run at least once, as a comprehension
     over the same range is."""
-    ka, ea = _elementsalike(a)
-    kb, eb = _elementsalike(b)
+    ka, ea = _elements_alike(a)
+    kb, eb = _elements_alike(b)
     if ka is None or ka != kb:
         return None
     found = [e for e in (ea, eb) if e is not None]
@@ -597,7 +597,7 @@ def every_container(q: str, e: Module) -> Module:
                   classes=((EVERY, e.cls, e.attrs),) if e.cls else (), evidence=e.evidence)
 
 
-def _elementsalike(fact) -> tuple:
+def _elements_alike(fact) -> tuple:
     """(what kind of sequence, the one element all its elements are alike to, None when it
     is empty) for a list or ModuleList of alike elements; (None, None) otherwise."""
     if isinstance(fact, (Literal, Const)) and fact.value == ():

@@ -559,8 +559,7 @@ class Effects:
         What the module holds follows where it is known, and is forgotten where it is not
         (here and in the modules that hold it)."""
         name, owner_path = target.attr.value, dotted(target.value)
-        if owner_path is None or (owner_path.split(".")[0] == "self" and isinstance(self.scope_node, cst.FunctionDef)
-                                  and self.scope_node.name.value == "__init__"):
+        if owner_path is None or self._being_built(owner_path):
             return  # (a module being built: what its constructor sets is what it is made of)
         owner = self.fact(target.value, state)
         if name == "sparse" and not (isinstance(owner, Module) and owner.cls is not None):
@@ -666,11 +665,7 @@ class Effects:
     def _sequence_update(self, path: str, held, method: str, value: Optional[cst.BaseExpression], state: State) -> None:
         """`items.append(x)`, `items.extend(xs)`, `items += xs`: the elements follow; any
         other change to the list (insert, pop, sort, ...) leaves it unknown."""
-        added = None
-        if value is not None and method == "append":
-            added = (self.fact(value, state),)
-        elif value is not None and method == "extend":
-            added = self.items_of(value, state)
+        added = self._added(method, value, state)
         old = sequence_items(held)
         new = None
         if isinstance(held, Params) and added is not None and all(is_parameter(f) for f in added):
@@ -690,21 +685,30 @@ class Effects:
         if new is not None:
             state.env[path] = new
 
-    def _layers_update(self, path: str, held: Module, method: str, call: cst.Call, state: State) -> None:
+    def _added(self, method: str, value: Optional[cst.BaseExpression], state: State) -> Optional[tuple]:
+        """The facts of what `append(value)` or `extend(value)` adds, in order; None when
+        that is not known (or the method adds nothing known)."""
+        if value is not None and method == "append":
+            return (self.fact(value, state),)
+        if value is not None and method == "extend":
+            return self.items_of(value, state)
+        return None
+
+    def _being_built(self, path: str) -> bool:
+        """`self...` in `__init__`: part of the module its constructor is building."""
+        return path.split(".")[0] == "self" and isinstance(self.scope_node, cst.FunctionDef) and (
+            self.scope_node.name.value == "__init__")
+
+    def _layers_update(self, path: str, held: Module, method: str, value: Optional[cst.BaseExpression],
+                       state: State) -> None:
         """`self.convs.append(GCNConv(d, d))`, `layers.extend([...])` on a ModuleList: its
         layers follow (see `appended`); any other change leaves it unknown."""
-        value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
-        added = None
-        if value is not None and method == "append":
-            added = (self.fact(value, state),)
-        elif value is not None and method == "extend":
-            added = self.items_of(value, state)
+        added = self._added(method, value, state)
         new = appended(held, added) if added is not None else None
         if new is held:
             return
-        if path.split(".")[0] == "self" and isinstance(self.scope_node, cst.FunctionDef) and (
-                self.scope_node.name.value == "__init__"):
-            state.bind(path, new)  # a module being built: what its constructor sets is what it is made of
+        if self._being_built(path):
+            state.bind(path, new)  # what its constructor sets is what it is made of
         else:
             self._module_changed(path, held, new, state)
 
@@ -842,12 +846,11 @@ class Effects:
             state.bind(recv_path, None)  # a submodule set by name: not followed
             self._into_owner(recv_path, None, state)
             return
-        if isinstance(recv, Module) and recv.layer_class() in SEQUENCE_CONTAINERS and method in _LIST_UPDATES:
-            self._layers_update(recv_path, recv, method, call, state)
-            return
-        if is_sequence(recv) and method in _LIST_UPDATES:
-            self._sequence_update(recv_path, recv, method, call.args[0].value if len(call.args) == 1 and not call.args[0].star
-                                  and call.args[0].keyword is None else None, state)
+        if method in _LIST_UPDATES and (is_sequence(recv) or (
+                isinstance(recv, Module) and recv.layer_class() in SEQUENCE_CONTAINERS)):
+            value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
+            update = self._layers_update if isinstance(recv, Module) else self._sequence_update
+            update(recv_path, recv, method, value, state)
             return
         if isinstance(recv, Tensor):
             if method == "requires_grad_":

@@ -1246,8 +1246,10 @@ class Walker:
             func = n.func
             if type(func) is cst.Name and func.value in _PLAIN_BUILTINS:
                 continue
-            if type(func) is cst.Attribute and func.attr.value in _LIST_METHODS and type(func.value) is cst.Name:
-                continue  # `decay.append(p)`: a list filled per element
+            if type(func) is cst.Attribute and func.attr.value in _LIST_METHODS and (type(func.value) is cst.Name or (
+                    type(func.value) is cst.IfExp and type(func.value.body) is cst.Name
+                    and type(func.value.orelse) is cst.Name)):
+                continue  # `decay.append(p)`, `(no_decay if bias else decay).append(p)`: lists filled per element
             if is_torch(qualify(func) or ""):
                 continue
             root, of_torch = func, False
@@ -1501,8 +1503,8 @@ _BRANCHING = (cst.If, cst.IfExp, cst.While, cst.Try, cst.Assert, cst.BooleanOper
 
 
 def _only_bound_once_and_iterated(scope: cst.CSTNode, name: str) -> bool:
-    """Whether `name` is bound once in `scope`, to a list or tuple written out, and is
-    otherwise only the iterable of `for` loops."""
+    """Whether `name` is bound once in `scope`, to a list or tuple written out, or is a
+    parameter never rebound, and is otherwise only the iterable of `for` loops."""
     nodes = list(walk(scope))
     allowed: set = set()
     bound = 0
@@ -1510,12 +1512,16 @@ def _only_bound_once_and_iterated(scope: cst.CSTNode, name: str) -> bool:
         t = type(n)
         if t is cst.For and type(n.iter) is cst.Name and n.iter.value == name:
             allowed.add(id(n.iter))
+        elif t is cst.Param and n.name.value == name:
+            allowed.add(id(n.name))
         elif t is cst.Assign and any(type(a.target) is cst.Name and a.target.value == name for a in n.targets):
             if len(n.targets) != 1 or not isinstance(n.value, (cst.List, cst.Tuple)):
                 return False
             allowed.add(id(n.targets[0].target))
             bound += 1
-    return bound == 1 and all(id(n) in allowed for n in nodes if type(n) is cst.Name and n.value == name)
+    if bound == 0 and not (isinstance(scope, cst.FunctionDef) and name in parameters_of(scope)):
+        return False  # (a parameter is bound by the call, with what the caller passed)
+    return bound <= 1 and all(id(n) in allowed for n in nodes if type(n) is cst.Name and n.value == name)
 
 
 def _straight(body: cst.BaseSuite) -> bool:

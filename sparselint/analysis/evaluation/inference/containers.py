@@ -458,12 +458,32 @@ class ContainerFacts:
         return Module(kind=kind, flags=every.flags, parts=None, layers=(("", q),), classes=element,
                       evidence=every.evidence)
 
+    def _spread_sequential(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
+        """`nn.Sequential(*blocks, nn.Linear(d, 1))`: every layer known, one by one."""
+        held: list = []
+        for a in node.args:
+            fact = self.fact(a.value, state)
+            if not a.star:
+                held.append(fact)
+            elif isinstance(fact, Items) and fact.counted and fact.kind in ("list", "tuple"):
+                held.extend(fact.items)
+            else:
+                return None
+        if not all(isinstance(m, Module) and m.parts is not None for m in held):
+            return None
+        return sequence_container(q, [(str(i), m) for i, m in enumerate(held)])
+
     def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
         """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
         items: list[tuple[str, cst.BaseExpression]] = []
         if q.endswith("Sequential"):
-            if any(a.star or a.keyword for a in node.args):
+            if any(a.keyword or a.star == "**" for a in node.args):
                 return None
+            if len(node.args) == 1 and node.args[0].star == "*":
+                # `nn.Sequential(*layers)` of a list built before, also by a loop
+                return self._built_container(q, node.args[0].value, state)
+            if any(a.star for a in node.args):
+                return self._spread_sequential(q, node, state)
             items = [(str(i), a.value) for i, a in enumerate(node.args)]
         elif node.args:
             inner = node.args[0].value
@@ -669,7 +689,7 @@ def _modules_held(q: str, held) -> Optional[list]:
     if q.endswith("ModuleDict") and isinstance(held, Instance) and held.cls == "dict" and held.keys is not None:
         facts = dict(held.attrs)
         return [(k, facts.get(k)) for k in held.keys]
-    if q.endswith("ModuleList") and isinstance(held, Items) and held.counted:
+    if q in SEQUENCE_CONTAINERS and isinstance(held, Items) and held.counted and held.kind in ("list", "tuple"):
         return [(str(i), f) for i, f in enumerate(held.items)]
     return None
 

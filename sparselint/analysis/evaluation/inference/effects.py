@@ -725,6 +725,27 @@ class Effects:
             if new is not None:
                 state.env[path] = new
 
+    def _chosen_list_update(self, chooser: cst.IfExp, call: cst.Call, state: State) -> None:
+        """`(no_decay if name.endswith("bias") else decay).append(p)`: the list the test
+        picks is updated; where the test is not decided, either may have been, and what
+        both hold is no longer known."""
+        decided = self.truth(chooser.test, state)
+        arms = [chooser.body, chooser.orelse]
+        if decided is not None:
+            arms = [arms[0] if decided else arms[1]]
+        for arm in arms:
+            path = dotted(arm)
+            held = (state.env.get(path) or self.lookup(path, state)) if path else None
+            if path is None or not (is_sequence(held) or (isinstance(held, Module) and held.layer_class() in SEQUENCE_CONTAINERS)):
+                continue
+            if decided is None:
+                self._forget_sequence(path, held, state)
+                continue
+            method = call.func.attr.value
+            value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
+            update = self._layers_update if isinstance(held, Module) else self._sequence_update
+            update(path, held, method, value, state)
+
     def _forget_sequence(self, path: str, held, state: State) -> None:
         """A list changed in place: every other name bound to the same list (`b = items`)
         no longer holds what the facts say."""
@@ -818,6 +839,9 @@ class Effects:
             return
         method = func.attr.value
         recv_path = dotted(func.value)
+        if type(func.value) is cst.IfExp and method in _LIST_UPDATES:
+            self._chosen_list_update(func.value, call, state)
+            return
         if method == "__init__" and recv_path is None and self.calls is not None:
             found = self.calls.base_init(call, state)
             if found is not None:

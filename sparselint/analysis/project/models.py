@@ -437,15 +437,15 @@ class ProjectIndex:
             if not code and _subclassed(text, local):
                 # a base class whose methods a subclass here inherits: `__init__`, those
                 # this file calls, and those these call on `self` in turn, run here
-                code = _methods_reached(self._methods_of(file, original), (text,))
+                code = _methods_reached(self._inherited_methods(file, original, files), (text,))
             elif not code:
                 # a model class: building one runs its `__init__`, calling one its
-                # `forward`, here
-                code = [c for name, c in self._methods_of(file, original) if name in ("__init__", "forward")]
+                # `forward`, here (also those it inherits from a base of the project)
+                code = [c for name, c in self._inherited_methods(file, original, files) if name in ("__init__", "forward")]
             if not any(_holds(tokens, c) for c in code):
                 # the methods and properties of a class that this file names (`g.adjacency`,
                 # `trainer.fit`), and those they or `__init__` call on `self` in turn
-                methods = self._methods_of(file, original)
+                methods = self._inherited_methods(file, original, files)
                 if methods:
                     code = list(code) + [c for c in _methods_reached(methods, (text, *code))
                                          if c not in code]
@@ -531,6 +531,53 @@ class ProjectIndex:
         if key not in self._methods:
             self._methods[key] = self._find_methods(self._text(file) or "", name)
         return self._methods[key]
+
+    def _inherited_methods(self, file: str, name: str, files: set[str], depth: int = 0) -> list[tuple[str, str]]:
+        """(name, source) of the methods of the class `name` of a module and of those it
+        inherits from base classes of the project that it does not override (`class
+        DistMult(KGEModel)` runs `KGEModel.__init__`); the files of the bases are added to
+        `files`."""
+        own = self._methods_of(file, name)
+        if depth >= _MAX_CHAIN:
+            return own
+        out, seen = list(own), {n for n, _ in own}
+        for base_file, base in self._project_bases(file, name):
+            files.add(base_file)
+            for method, code in self._inherited_methods(base_file, base, files, depth + 1):
+                if method not in seen:
+                    seen.add(method)
+                    out.append((method, code))
+        return out
+
+    def _project_bases(self, file: str, name: str) -> list[tuple[str, str]]:
+        """(file, class name) of the bases of the top-level class `name` that are classes of
+        the project: defined in the same module, or imported by name from another one."""
+        body = self._text(file) or ""
+        start = _class_starts(body).get(name)
+        if start is None:
+            return []
+        header = _CLASS_START.match(body, start[0])
+        rest = header.group(3) if header is not None else ""
+        if not rest.lstrip().startswith("("):
+            return []
+        words = [w.strip() for w in rest.lstrip()[1:].split(")")[0].split(",")]
+        local_classes = _class_starts(body)
+        _, imports = self._outline(file, body)
+        found: list[tuple[str, str]] = []
+        for word in words:
+            if not word.isidentifier() or word == name:
+                continue  # `nn.Module`, `metaclass=...`
+            if word in local_classes:
+                found.append((file, word))
+                continue
+            for module, pairs in imports:
+                match = next((o for o, l in pairs if l == word), _NONE)
+                if match is not _NONE and match is not None:
+                    sub = self._import_file(module, file)
+                    if sub is not None:
+                        found.append((sub, match))
+                    break
+        return found
 
     @staticmethod
     def _find_methods(body: str, name: str) -> list[tuple[str, str]]:

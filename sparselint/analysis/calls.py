@@ -405,6 +405,11 @@ class Calls:
                 return self._torch_base_init(base, call.args[0].value, call.with_changes(args=call.args[1:]), state, call)
         if inf.names.qualify(func) is not None:
             return None  # torch's own functions are the op tables' business
+        spelled = inf.spelled_getattr(func, state)
+        if spelled is not None and isinstance(inf.fact(spelled.value, state), (Instance, Module)):
+            # `getattr(cb, hook)(trainer)`, the callbacks' dispatch by event name: the method
+            # the name picks, as `cb.on_after_backward(trainer)` runs it
+            func = spelled
         if isinstance(func, cst.Name):
             name = func.value
             fact = inf.fact(func, state)

@@ -223,8 +223,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             extra.append(cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(repr(value))))
         return node.with_changes(args=[*node.args, *extra]) if extra else node
 
-    def _getattr(self, node: cst.Call, state: State) -> Optional[Fact]:
-        """`getattr(obj, "name")`: what `obj.name` holds, or the torch class it names."""
+    def spelled_getattr(self, node: cst.BaseExpression, state: State) -> Optional[cst.Attribute]:
+        """`getattr(obj, "name")`, or with a name the facts know (`getattr(cb, hook)` where
+        the caller passed `"on_after_backward"`), spelled `obj.name`; None otherwise. The
+        node is made here: it has no place in the source."""
+        if type(node) is not cst.Call:
+            return None
         func = node.func
         if (not isinstance(func, cst.Name) or func.value != "getattr" or len(node.args) != 2
                 or any(a.star or a.keyword is not None for a in node.args) or not self._builtin("getattr", state)):
@@ -232,7 +236,14 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         name = self.known_value(node.args[1].value, state)
         if not isinstance(name, str) or not name.isidentifier():
             return None
-        spelled = cst.Attribute(value=node.args[0].value, attr=cst.Name(name))
+        return cst.Attribute(value=node.args[0].value, attr=cst.Name(name))
+
+    def _getattr(self, node: cst.Call, state: State) -> Optional[Fact]:
+        """`getattr(obj, "name")`: what `obj.name` holds, or the torch class it names."""
+        spelled = self.spelled_getattr(node, state)
+        if spelled is None:
+            return None
+        name = spelled.attr.value
         q = self.names.qualify(spelled)
         if q is not None:
             # the class a name picks carries why that name (an option's value)

@@ -22,7 +22,7 @@ from ..calls import Calls
 from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, join, join_all
+from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, join, join_all
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
@@ -91,6 +91,8 @@ class Walker:
         # a per-element run of a loop is under way, and whether one of its tests was not
         # decided (see `_unrolled`)
         self._per_element = False
+        self._all_left = False
+        self._undecided_at = 0
         self._undecided = False
         self._shared: dict = {}
         self._embedding_weights: dict[cst.CSTNode, dict] = {}
@@ -785,8 +787,10 @@ class Walker:
             state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
-            if decided is None and self._per_element and self._undecided_part(node.test, state):
+            if decided is None and self._per_element and not self._undecided and self._undecided_part(node.test, state):
                 self._undecided = True
+                # (what the test itself raises is raised for this element, whichever way it goes)
+                self._undecided_at = len(self.ctx.diagnostics)
             if decided is True:
                 return self.block(node.body.body, inf.refine(node.test, state, True))
             if decided is False:
@@ -1021,6 +1025,7 @@ class Walker:
         finally:
             continued, broken = self._leaving.pop()
         ends = continued if exits else [end, *continued]
+        self._all_left = not ends
         if not ends:
             return end, broken  # every path leaves the loop or the function
         return reduce(join_states, ends), broken
@@ -1059,8 +1064,10 @@ class Walker:
         return out
 
     def _undecided_part(self, test: cst.BaseExpression, state: State) -> bool:
-        """Whether a part of a test is not decided, `x is None` checks aside: a gradient
-        that may be missing is what every walk takes both ways."""
+        """Whether a part of a test is not decided, `x is None` checks and the truth of a
+        tensor aside: a gradient that may be missing, or one that may hold a NaN
+        (`torch.isfinite(p.grad).all()`), is what every walk takes both ways; neither picks
+        an element by what it is."""
         if isinstance(test, cst.BooleanOperation):
             return self._undecided_part(test.left, state) or self._undecided_part(test.right, state)
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -1069,7 +1076,27 @@ class Walker:
                 and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
                 and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
             return False
-        return self.ctx.inference.truth(test, state) is None
+        if self.ctx.inference.truth(test, state) is not None:
+            return False
+        return not self._tensor_valued(test, state)
+
+    def _tensor_valued(self, expr: cst.BaseExpression, state: State) -> bool:
+        """A tensor, torch's result, or a comparison or method of one (`torch.isfinite(g).all()`,
+        `p.grad.norm() > 10`): a value the data decides."""
+        inf = self.ctx.inference
+        if isinstance(inf.fact(expr, state), Tensor):
+            return True
+        if type(expr) is cst.Comparison:
+            # (`p in skip`, `p is head.weight` ask which parameter it is)
+            return all(isinstance(c.operator, _ORDERING) for c in expr.comparisons) and any(
+                self._tensor_valued(e, state) for e in (expr.left, *(c.comparator for c in expr.comparisons)))
+        if type(expr) is cst.Call:
+            q = inf.names.qualify(expr.func) or ""
+            if is_torch(q):
+                return q.split(".")[-1] in _DATA_READS
+            return (type(expr.func) is cst.Attribute and expr.func.attr.value in _DATA_READS
+                    and self._tensor_valued(expr.func.value, state))
+        return False
 
     def _dead_at_entry(self, node) -> Optional[frozenset]:
         """The locals of a loop in a function that every iteration binds before anything
@@ -1205,8 +1232,8 @@ class Walker:
         """The loop's body run once for each of these elements, in order."""
         inf = self.ctx.inference
         self.ctx.loops.append(node)
-        start, reported = state, len(self.ctx.diagnostics)
-        outer = self._per_element, self._undecided
+        start = state
+        outer = self._per_element, self._undecided, self._undecided_at
         # a test the body makes that is not decided for an element (`if name in FROZEN:`,
         # `if p in skip:`, `isinstance(m, ProjectTable)`) could keep that element from the
         # lines below: then this run is not what the program does, and the loop is walked
@@ -1223,15 +1250,15 @@ class Walker:
                 inf._bind(node.target, element, bound, None)
                 inf.element_parts = {**outer_parts, **owners.get(id(element), {})}
                 state, _ = self._iteration(node.body.body, bound)
-                if self._undecided:
-                    break
-            undecided = self._undecided
+                if self._undecided or self._all_left:
+                    break  # (every path returned: the elements after it are not reached)
+            undecided, since = self._undecided, self._undecided_at
         finally:
             self.ctx.loops.pop()
-            self._per_element, self._undecided = outer
+            self._per_element, self._undecided, self._undecided_at = outer
             inf.element_parts, inf.loop_owners = outer_parts, outer_owners
         if undecided:
-            self.ctx.withdraw(reported)
+            self.ctx.withdraw(since)
             return self.loop(node, start, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         return state
 
@@ -1556,9 +1583,22 @@ def _name_unread(loop: cst.For) -> bool:
     return not any(type(n) is cst.Name and n.value == name for n in walk(loop.body))
 
 
+# what reads a tensor's values, not what kind of tensor it is (`dim`, `size`, `is_sparse`
+# pick parameters by kind: a test of them is one the walk of each element must decide)
+_DATA_READS = frozenset({"all", "any", "item", "sum", "max", "min", "amax", "amin", "mean", "norm", "vector_norm",
+                         "abs", "isnan", "isinf", "isfinite", "eq", "ne", "gt", "ge", "lt", "le", "allclose", "equal",
+                         "count_nonzero", "std", "var", "prod"})
+
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
 def _tests_of_each(body: cst.BaseSuite) -> bool:
     for n in walk(body):
-        if isinstance(n, _LEAVING) and type(n) is not cst.Continue:
+        if isinstance(n, _LEAVING) and type(n) not in (cst.Continue, cst.Return):
+            # (a `return` ends the walk of the elements after it where every path takes it,
+            # and is a path that leaves the function where a test may take it: `if not
+            # torch.isfinite(p.grad).all(): return False`)
             return False
         if type(n) is cst.ComparisonTarget and isinstance(n.operator, (cst.Is, cst.IsNot)) \
                 and not (type(n.comparator) is cst.Name and n.comparator.value == "None"):

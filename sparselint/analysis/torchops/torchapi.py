@@ -121,6 +121,10 @@ DENSE_ELEMENTWISE = frozenset({
     "round", "trunc", "frac", "gelu", "silu", "elu", "selu", "celu", "leaky_relu", "hardtanh", "hardsigmoid",
     "hardswish", "mish", "logsigmoid", "softsign", "tanhshrink", "dropout", "nan_to_num", "logit", "expit"})
 DENSE_ELEMENTWISE_MODULES = ("torch.", "torch.nn.functional.", "torch.special.")
+# Methods of a dense tensor that reduce it over some dimensions to one dense tensor (not the
+# (values, indices) pair of `max(dim)`): in its graph as it is.
+DENSE_REDUCTIONS = frozenset({"sum", "mean", "prod", "norm", "amax", "amin", "logsumexp", "std", "var", "nansum",
+                              "nanmean", "cumsum", "cumprod", "softmax", "log_softmax"})
 # Methods whose result has the shape of the tensor they are called on.
 SHAPE_KEEPING = frozenset({"coalesce", "to_dense", "clone", "detach", "float", "double", "half", "bfloat16",
                            "contiguous", "cpu", "requires_grad_", "relu", "abs", "neg", "sign", "sqrt", "square"})

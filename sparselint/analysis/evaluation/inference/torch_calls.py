@@ -318,6 +318,8 @@ class TorchCalls:
             return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
         if r.layout == "strided" and method in api.DENSE_ELEMENTWISE:
             return self._elementwise(r)
+        if r.layout == "strided" and method in api.DENSE_REDUCTIONS:
+            return self._derived(r, "strided", None, [r])
         return self._probed(node, state, r)
 
     def _literal_method(self, value, method: str, node: cst.Call):

@@ -422,6 +422,7 @@ class Effects:
             if owner and isinstance(old, Tensor) and isinstance(fact, Tensor):
                 state.env[owner] = replace(old, layout=fact.layout, coalesced=fact.coalesced,
                                            evidence=old.evidence + fact.evidence[-1:])
+                self._module_tensor_set(owner, state.env[owner], state)
             elif owner:
                 state.bind(owner, None)
             return
@@ -462,6 +463,16 @@ class Effects:
                 vt = state.env.get(vpath) if vpath else None
                 if isinstance(vt, Tensor) and vt.layout == "strided":
                     state.env[vpath] = replace(vt, values_of_sparse=True)
+
+    def _module_tensor_set(self, path: str, new: Tensor, state: State) -> None:
+        """`layer.weight.data = ...` on a tensor a class of the project set on a module: the
+        module's record of it (what a function given the module reads) follows."""
+        owner, _, name = path.rpartition(".")
+        held = (state.env.get(owner) or self.lookup(owner, state)) if owner else None
+        if isinstance(held, Module) and isinstance(attr_of(held.attrs, name), Tensor):
+            changed = replace(held, attrs=tuple((k, new if k == name else v) for k, v in held.attrs))
+            state.env[owner] = changed
+            self._into_owner(owner, changed, state, held)
 
     def _sparse_embedding_grad(self, path: str, fact: Optional[Fact]) -> Optional[Fact]:
         """A leaf this scope looks up with `F.embedding(..., sparse=True)` gets its grads from
@@ -903,11 +914,23 @@ class Effects:
         elif isinstance(recv, Instance) and recv.cls == "dict" and method in _DICT_UPDATES:
             state.bind(recv_path, None)  # `cfg.pop("weight_decay")`, `cfg.update(k=v)`: not followed
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
+            why = f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced"
             for p in recv.params.paths:
                 t = state.env.get(p) or self.lookup(p, state)
                 if isinstance(t, Tensor) and t.is_coo:
-                    state.env[p] = replace(t, coalesced=False).why(
-                        where, f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced")
+                    state.env[p] = replace(t, coalesced=False).why(where, why)
+            for owner in dict.fromkeys(recv.params.models):
+                held = state.env.get(owner) or self.lookup(owner, state)
+                if isinstance(held, Module):
+                    stepped = _sparse_parameters_stepped(held, where, why)
+                    if stepped is not held:
+                        state.env[owner] = stepped
+                        self._into_owner(owner, stepped, state, held)
+                for key, t in list(state.env.items()):
+                    # (`layer.weight` read before, under its own name)
+                    if (key.startswith(owner + ".") and isinstance(t, Tensor) and t.parameter and t.grad == LEAF
+                            and t.is_coo):
+                        state.env[key] = replace(t, coalesced=False).why(where, why)
 
     def _sparse_times_effect(self, a, b, state: State, where) -> None:
         """`s * d`: the elementwise product keeps a sparse `s` for the grad of `d` when `d`
@@ -938,6 +961,7 @@ class Effects:
             frozen = tuple((n, NO_GRADS) for n, _ in whole.parts)
             state.env[path] = replace(whole, parts=frozen, flags=union_flags(f for _, f in frozen))
             self._into_owner(path, state.env[path], state, whole)
+            self._revoke(path, state)  # (SparseAdam built before its dense head was frozen)
             return True
         if path in self.loop_owners:
             # which of its parameters this run stands for is not known
@@ -962,6 +986,7 @@ class Effects:
                 if name == suffix or name.startswith(suffix + "."):
                     self.freeze_shared(f"{owner}.{name}", state)  # its other names are the same parameter
             self._into_owner(owner, state.env[owner], state, module)
+            self._revoke(owner, state)
             return True
         if self.lookup(path.split(".")[0], state) is None:
             # a parameter of something not known (`model.towers[-1]`, a helper's argument
@@ -1346,3 +1371,23 @@ def _connective(test, truth) -> Optional[bool]:
     if isinstance(test.operator, cst.And):
         return False if False in (left, right) else True if left is True and right is True else None
     return True if True in (left, right) else False if left is False and right is False else None
+
+
+def _sparse_parameters_stepped(model: Module, where, why: str) -> Module:
+    """A model after an optimizer step over its parameters: a sparse COO parameter a class of
+    the project set on it (`self.weight = nn.Parameter(w.to_sparse())`) had its sparse
+    gradient added in, and is left uncoalesced; the same model when it holds none."""
+    def stepped(attrs: tuple) -> tuple:
+        out = []
+        for name, fact in attrs:
+            if (isinstance(fact, Tensor) and fact.parameter and fact.grad == LEAF and fact.is_coo
+                    and fact.coalesced is not False):
+                fact = replace(fact, coalesced=False).why(where, why)
+            out.append((name, fact))
+        return tuple(out)
+
+    attrs = stepped(model.attrs)
+    classes = tuple((path, cls, stepped(a)) for path, cls, a in model.classes)
+    if attrs == model.attrs and classes == model.classes:
+        return model
+    return replace(model, attrs=attrs, classes=classes)

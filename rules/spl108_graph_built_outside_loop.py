@@ -3,7 +3,9 @@
 Checks for a sparse tensor built from trainable values before a training loop and used
 inside it, where the loop calls `.backward()` and never rebuilds the tensor:
 `A = torch.sparse_coo_tensor(idx, vals, size)` with `vals.requires_grad`, then
-`for step in ...: loss = f(A); loss.backward()`.
+`for step in ...: loss = f(A); loss.backward()`. The same holds for a model whose constructor
+builds the tensor once (`self.adj = torch.sparse_coo_tensor(idx, self.edge_weight, size)`)
+and whose `forward` reads it, called again after each backward.
 
 ## Why is this bad?
 The sparse constructor is a node of the autograd graph. The first backward frees that
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparselint.analysis.cst.syntax import assigned_names
 from sparselint.analysis.evaluation.facts import NONLEAF
 from sparselint.analysis.evaluation.inference import ABSENT
 from sparselint.analysis.torchops import torchapi as api
@@ -82,6 +85,37 @@ class GraphBuiltOutsideLoop(Rule):
                        "to backward through the graph a second time`",
                        evidence=t.evidence,
                        suggestion=f"build `{name.value}` inside the loop (or in `forward`) from the trainable values")
+
+    def _check_held(self, operand: cst.BaseExpression, ctx) -> None:
+        """`self.adj` read by a method that runs again after each backward (a model's
+        `forward` in a training loop) when the constructor built it from trainable values."""
+        if type(operand) is not cst.Attribute or type(operand.value) is not cst.Name or operand.value.value != "self":
+            return
+        if not ctx.backward_repeats or not ctx.grad_enabled:
+            return
+        scope = ctx.scope.node if ctx.scope is not None else None
+        if not isinstance(scope, cst.FunctionDef) or scope.name.value == "__init__":
+            return
+        path = f"self.{operand.attr.value}"
+        if path in assigned_names(scope.body.body, attributes=True):
+            return  # (built again on this call, or cached here: not what the constructor made)
+        t = ctx.tensor(operand)
+        if t is None or not t.is_sparse or t.grad != NONLEAF or t.origin != "constructor":
+            return
+        ctx.report(self, operand,
+                   f"`{path}` is a sparse tensor the constructor built from trainable values; the first "
+                   "backward frees its graph, and the backward after the next call raises `RuntimeError: "
+                   "Trying to backward through the graph a second time`",
+                   evidence=t.evidence,
+                   suggestion=f"build `{path}` in `{scope.name.value}` from the trainable values on each call")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        for a in node.args:
+            self._check_held(a.value, ctx)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        self._check_held(node.left, ctx)
+        self._check_held(node.right, ctx)
 
     def visit_For(self, node: cst.For, ctx) -> None:
         self._check(node, ctx)

@@ -1543,7 +1543,7 @@ class Calls:
             before = len(there.ctx.diagnostics)
             saved = {k: _portable_evidence(e, here, here.path) for k, e in _saved_into(state.saved, paths).items()}
             result = there.calls._analyse(target.node, bound, there.calls.module_outer(target.node), inf.grad_enabled,
-                                          here.backward_follows(site), saved)
+                                          here.backward_at_call(site), saved)
             if result is not None:
                 result = _Result(_portable(_named_by_module(result.returned, there), there.ctx, there.ctx.path),
                                  {k: _portable(v, there.ctx, there.ctx.path) for k, v in result.effects.items()},
@@ -1567,7 +1567,7 @@ class Calls:
             self.walker.silent += silent
             reported = self.walker.ctx.dependents()
             try:
-                result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_follows(site),
+                result = self._analyse(target.node, bound, outer, inf.grad_enabled, self.walker.ctx.backward_at_call(site),
                                        _saved_into(state.saved, paths))
             finally:
                 self.walker.silent -= silent
@@ -2166,7 +2166,7 @@ class Calls:
         return self._rebound[node]
 
     def _analyse(self, node: cst.FunctionDef, bound: dict[str, Fact], outer: dict[str, Fact],
-                 grad: bool = True, backward_after: bool = False,
+                 grad: bool = True, backward_after=False,
                  saved: Optional[dict[str, Evidence]] = None) -> Optional[_Result]:
         w = self.walker
         saved = saved or {}

@@ -39,6 +39,10 @@ class Scope:
     backward_calls: list[cst.Call]
 
 
+# a callee's call runs again after a backward pass (see `Context.backward_at_call`)
+REPEATED = "repeated"
+
+
 class Context:
     def __init__(self, path: str, source: str, names: Names, module: cst.Module):
         self.path = path
@@ -265,6 +269,31 @@ class Context:
         if self.usage(node) == "inplace":
             return self.parent(parent)
         return None
+
+    def backward_at_call(self, site: cst.CSTNode):
+        """What a callee run from `site` is told of the backward passes after it: False (none
+        follows), True (one does), or `REPEATED`: the call runs again after a backward pass,
+        in a loop with one here or around the call that ran this scope (a tensor its object
+        built once, in a graph, is then backpropagated through twice)."""
+        if not self.backward_follows(site):
+            return False
+        if self.backward_after_call == REPEATED:
+            return REPEATED
+        func = dotted(site.func) if type(site) is cst.Call else None
+        root = func.split(".")[0] if func else None
+        for loop in self.loops:
+            # (an object built again on each run has a new graph each time; a backward that
+            # may keep the graph (`retain_graph=`) can go through it again)
+            if root and self.loop_has_backward(loop) and root not in self.assigned_in(loop) and not any(
+                    a.keyword is not None and a.keyword.value in ("retain_graph", "create_graph")
+                    for call in self.backward_calls_in(loop) for a in call.args):
+                return REPEATED
+        return True
+
+    @property
+    def backward_repeats(self) -> bool:
+        """This scope runs again after a backward pass (see `backward_at_call`)."""
+        return self.backward_after_call == REPEATED
 
     def backward_follows(self, node: cst.CSTNode, subject: Optional[cst.BaseExpression] = None) -> bool:
         """A backward call comes later in this scope, or in a loop around this statement that

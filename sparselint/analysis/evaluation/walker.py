@@ -286,7 +286,7 @@ class Walker:
         return final
 
     def callee(self, node: cst.FunctionDef, initial: dict[str, Fact], outer: dict[str, Fact],
-               grad_enabled: bool = True, backward_after: bool = False, saved_for_backward=None):
+               grad_enabled: bool = True, backward_after=False, saved_for_backward=None):
         """Analyse a function for one call site: the facts at its end (joined with those at
         each `return`) and the facts it returns. The caller's position is kept; a call made
         under `torch.no_grad()` runs its callee without grad."""

@@ -93,14 +93,15 @@ def wrap_in_no_grad(ctx, rule, title: str):
     return ctx.make_fix(rule, [edit], safe=False, title=title)
 
 
-def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CSTNode, title: str, safe: bool = True):
+def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CSTNode, title: str):
     """A fix that stores the coalesced tensor first (`x.grad = x.grad.coalesce()`) and then
     runs the statement on it. `replace_node` is the expression to swap for the receiver.
 
     None where the line inserted before the statement would not run where the receiver is
-    read (a comprehension's variable, an arm of a conditional expression); unsafe where
-    something else may hold the old tensor (`g = p.grad` earlier), which the edit would then
-    no longer reach."""
+    read (a comprehension's variable, an arm of a conditional expression). Always unsafe: the
+    statement edits the new tensor in place, and whatever else holds the old one (a list a
+    helper collected, a hook, another model sharing the gradient) misses the edit; such
+    holders cannot all be seen."""
     path = dotted(receiver)
     stmt, line = ctx.statement, ctx.line_node
     if path is None or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
@@ -114,7 +115,7 @@ def coalesce_first(ctx, rule, receiver: cst.BaseExpression, replace_node: cst.CS
     edits = [ctx.insert_before(stmt, f"{path} = {path}.coalesce(){nl}{indent}")]
     if replace_node is not receiver:
         edits.append(ctx.replace(replace_node, receiver))
-    return ctx.make_fix(rule, edits, safe=safe and not ctx.held_elsewhere(receiver), title=title)
+    return ctx.make_fix(rule, edits, safe=False, title=title)
 
 
 def per_input(returned, count: int) -> Optional[tuple]:

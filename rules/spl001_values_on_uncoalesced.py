@@ -49,9 +49,10 @@ when duplicates are summed; float sums round differently).
 
 The fix is safe only for `.indices().max()` and `.indices().min()`: coalescing keeps the set
 of index columns (explicit zeros included), so the largest and smallest index are the same.
-Even there it is unsafe when the line also runs with an object known to be no tensor (a
-function called with a class of the project that has its own `indices()` method): that
-object has no `.coalesce()`.
+Even there it is unsafe when the receiver is not a name its own scope binds (a parameter,
+an attribute, a module-level name read in a function): a caller the check does not follow
+(`map(max_index, edge_lists)`, a subclass made by a classmethod, a `copy.deepcopy`) may pass
+an object of a class with its own `indices()` method, which has no `.coalesce()`.
 
 Where the result is written (`x.values()[0] = 1`, `x.values().mul_(2)`), no fix exists: the
 write would land in the temporary copy that `coalesce()` returns. Those get a suggestion.
@@ -64,6 +65,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparselint.analysis.cst.syntax import parameters_of
 from sparselint.analysis.evaluation.inference.effects import ADMITTED
 from sparselint.rule import Rule
 
@@ -132,7 +134,8 @@ class ValuesOnUncoalesced(Rule):
         if usage not in WRITES:
             new = node.with_changes(func=node.func.with_changes(
                 value=cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name("coalesce")))))
-            fix = ctx.make_fix(self, [ctx.replace(node, new)], safe=_order_free(node, method, ctx))
+            fix = ctx.make_fix(self, [ctx.replace(node, new)],
+                               safe=_order_free(node, method, ctx) and _bound_here(receiver, ctx))
         suggestion = (f"read through `{what}.coalesce().{method}()`; its entries are sorted by index with "
                       f"duplicates summed, so pair them only with `{what}.coalesce().{_OTHER[method]}()`, never "
                       "with the index or weights the tensor was built from" if usage not in WRITES else
@@ -156,6 +159,18 @@ def _order_free(node: cst.Call, method: str, ctx) -> bool:
         return False
     call = ctx.parent(parent)
     return isinstance(call, cst.Call) and call.func is parent and not call.args
+
+
+def _bound_here(receiver: cst.BaseExpression, ctx) -> bool:
+    """The receiver is a name this scope binds itself (not a parameter, an attribute, or a
+    name a function reads from its module): no caller, subclass or copy can hand it an
+    object without `.coalesce()` that the walk did not see."""
+    if type(receiver) is not cst.Name:
+        return False
+    scope = ctx.scope.node if ctx.scope is not None else None
+    if isinstance(scope, cst.FunctionDef):
+        return receiver.value not in parameters_of(scope) and not ctx.outer_name(receiver.value)
+    return True
 
 
 def _place(test: cst.CSTNode, t, ctx) -> str:

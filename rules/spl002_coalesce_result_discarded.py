@@ -23,25 +23,20 @@ emb.weight.grad.values().clamp_(-1, 1)
 ```
 
 ## Fix safety
-Safe where the fix can only do what the statement was written to do: `x.coalesce()` becomes
-`x = x.coalesce()` for a name `x` that is local where the statement runs (a module-level
-name at module level, a parameter or a local in a function) and known not to be a leaf that
-requires grad, and `p.grad.coalesce()` becomes `p.grad = p.grad.coalesce()`. Coalescing sums
-duplicate entries, which does not change the tensor they represent; only the layout of its
-entries changes, as the author asked.
-
-Where nothing says whether `x` requires grad (a value from a file), the same fix is unsafe:
-were `x` a leaf, the fixed code would rebind the name to a graph node.
-
-The fix rebinds a name to a new tensor, so it is also unsafe wherever something else may hold
-the old one, which later in-place edits through the name would then no longer reach:
-- a parameter of the function (`def normalise_(adj): adj.coalesce(); adj.mul_(0.5)`): the
-  caller holds the tensor, and its copy would no longer be halved;
-- an earlier use of the name in its scope, or one anywhere in a loop around the statement,
-  that hands the tensor on: assigned from (`g = p.grad`), passed to a call, stored in a
-  container or an attribute, read through a view (`.data`, `._values()`). For `.grad`, any
-  gradient handed on counts (`p.grad` may be the same gradient as `q.grad`). Comparisons,
-  shape reads and calls whose result is thrown away (`x.mul_(2)`) hand nothing on.
+`x.coalesce()` becomes `x = x.coalesce()`, and `p.grad.coalesce()` becomes
+`p.grad = p.grad.coalesce()`. Coalescing sums duplicate entries, which does not change the
+tensor they represent, but the fix rebinds the name to a new tensor: whatever else holds the
+old one (a dict the name was taken from, a default argument, a closure, a cache, a view, a
+caller) no longer sees what is done through the name from then on. Such holders cannot all
+be seen, so the fix is safe only where nothing done after it could tell the two tensors
+apart: a name local where the statement runs (a module-level name at module level, a local
+or parameter in a function), known not to be a leaf that requires grad, handed on by no
+earlier use in its scope, and after the statement (to the end of its scope, and through the
+loops around it) only read for its values (`x.values()`, `torch.sparse.mm(x, y)`,
+`print(x)`), with no in-place edit of any tensor, no optimizer step, and no call of a
+function that is not torch's or a plain builtin. Everywhere else the fix is unsafe; for
+`.grad` it is always unsafe, since the gradient outlives the scope (a hook or a list a
+helper collected may hold the old one).
 
 No fix is offered for a name bound to a leaf that requires grad or to an `nn.Parameter`:
 after `w = w.coalesce()`, `w` is no longer the leaf, so `torch.optim.SGD([w])` raises
@@ -61,8 +56,9 @@ No fix is offered:
   turn the edit into an in-place write on a graph tensor, SPL101).
 
 For an edit through a gradient, the fix stores the coalesced gradient first and edits that;
-none is offered where that line cannot run just before the edit (the gradient of a
-comprehension's variable, an arm of a conditional expression, a lambda's body).
+it is unsafe, for the same reason, and none is offered where that line cannot run just
+before the edit (the gradient of a comprehension's variable, an arm of a conditional
+expression, a lambda's body).
 
 In a notebook, `x.coalesce()` as the last line of a cell is not reported: the cell displays
 its value, so it is not thrown away.
@@ -129,9 +125,12 @@ class CoalesceResultDiscarded(Rule):
         elif isinstance(receiver, cst.Name):
             known_no_leaf = t is not None and t.grad in (NOGRAD, NONLEAF)
             fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")],
-                               safe=known_no_leaf and not ctx.held_elsewhere(receiver))
+                               safe=known_no_leaf and not ctx.held_elsewhere(receiver)
+                               and ctx.rebinding_unobserved(receiver))
         elif _is_grad(receiver) and dotted(receiver) is not None:
-            fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")], safe=not ctx.held_elsewhere(receiver))
+            # (the gradient outlives the scope: a hook, a helper or another model may hold the
+            # old one and miss what is done through `.grad` later, anywhere)
+            fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")], safe=False)
         elif t is not None and t.parameter:
             suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"
         ctx.report(self, node.value, f"`{what}.coalesce()` returns a new tensor; as a statement it does nothing",

@@ -23,9 +23,12 @@ emb.weight.grad._values().clamp_(-1, 1)
 ```
 
 ## Fix safety
-Safe on a gradient attribute (`p.grad._values().clamp_(...)`): the fix stores the coalesced
-gradient first (`p.grad = p.grad.coalesce()`; summing duplicates does not change the gradient
-it represents), so the edit then applies per index, as the author meant. No fix is offered
+Unsafe, on a gradient attribute (`p.grad._values().clamp_(...)`): the fix stores the
+coalesced gradient first (`p.grad = p.grad.coalesce()`; summing duplicates does not change the
+gradient it represents), so the edit then applies per index, as the author meant. But the
+edit then reaches only the new gradient: whatever else holds the old one (a list of gradients
+a helper collected, a hook that kept it, another model whose `.grad` is the same tensor) keeps
+the unedited entries, and such holders cannot all be seen. No fix is offered
 through a name bound to a gradient (`g = p.grad`): `g = g.coalesce()` would bind `g` to a
 copy, and the edit would never reach `p.grad`; coalesce `p.grad` before binding the name. No
 fix is offered for other tensors.
@@ -35,8 +38,8 @@ same for every entry: an in-place method whose arguments are Python numbers
 (`clamp_(-1.0, 1.0)`). A write by position or mask (`_values()[0] = 10.0`) or with a tensor
 lined up with the old order would land on other entries, and gets no fix. Nor does an edit
 where the inserted line could not run just before it (a comprehension's variable, an arm of
-a conditional expression, a lambda's body). The fix is unsafe where an earlier use hands the
-gradient on (`g = p.grad`): `g` would keep the old gradient.
+a conditional expression, a lambda's body). An earlier use that hands the gradient on
+(`g = p.grad`) is one such holder: `g` would keep the old gradient.
 
 ## References
 - hazard 13 of the catalog in `docs/hazards.md`

@@ -26,7 +26,9 @@ for p in emb.parameters():
 
 ## Fix safety
 Safe on gradients: the fix drops `.data`, so the op runs on the gradient itself (a gradient
-does not require grad, so no autograd check is involved). The fixed line does what it was
+does not require grad, so no autograd check is involved). Unsafe in a module that asks a
+backward pass for a graph of the gradients (`create_graph=`): a gradient then requires grad,
+and an in-place op on it, which a later backward through a gradient penalty needs, raises. The fixed line does what it was
 written to do and nothing else: the op changes the gradient in place (the same object, also
 through any other name bound to it), and an op that torch refuses on a sparse tensor (a
 dense argument to `add_` or `copy_`) raised on `.data` too. No name is rebound. No fix is offered on a sparse
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from sparselint.analysis.cst.tree import walk
 from sparselint.rule import Rule
 
 from ._common import method_call
@@ -83,7 +86,11 @@ class InplaceOnSparseData(Rule):
             if t is None or not t.is_sparse:
                 return
             what = ctx.code(owner)
-            fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=True) if t.is_grad and _plain(data.dot) else None
+            fix = None
+            if t.is_grad and _plain(data.dot):
+                # (a backward that keeps the graph of its gradients makes them require grad:
+                # an in-place op on one would then be one autograd checks)
+                fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=not _graph_of_gradients(ctx.module))
             ctx.report(self, node,
                        f"`{what}.data.{mc[1]}(...)` on a sparse tensor changes a detached copy; `{what}` is unchanged",
                        evidence=t.evidence, fix=fix,
@@ -112,3 +119,13 @@ def _plain(dot: cst.Dot) -> bool:
     loses no comment and joins no lines."""
     return all(type(w) is cst.SimpleWhitespace and "\\" not in w.value
                for w in (dot.whitespace_before, dot.whitespace_after))
+
+
+def _graph_of_gradients(module: cst.Module) -> bool:
+    """Whether the module asks a backward pass for a graph of its gradients
+    (`backward(create_graph=True)`, `torch.autograd.grad(..., create_graph=flag)`)."""
+    for n in walk(module):
+        if type(n) is cst.Arg and n.keyword is not None and n.keyword.value == "create_graph":
+            if not (type(n.value) is cst.Name and n.value.value == "False"):
+                return True
+    return False

@@ -25,8 +25,9 @@ s = s * 2
 ```
 
 ## Fix safety
-Unsafe: the fix rebinds the name to an out-of-place result (`s = s.mul(2)`). Other names
-that alias the old tensor no longer see the change.
+Unsafe: the fix rebinds the name to an out-of-place result (`s = s.mul(2)`, and `s = s * (a +
+b)` for `s *= a + b`). Other names that alias the old tensor no longer see the change. No fix
+for a call inside parentheses (`(s.mul_(2))`), where an assignment cannot go.
 
 ## References
 - hazards 08, 44 of the catalog in `docs/hazards.md`
@@ -94,7 +95,8 @@ class InplaceOnUncoalescedNonleaf(Rule):
         fix = None
         path = dotted(mc[0])
         stmt = ctx.statement
-        if path and mc[1] in OUT_OF_PLACE and isinstance(stmt, cst.Expr) and stmt.value is node:
+        if path and mc[1] in OUT_OF_PLACE and isinstance(stmt, cst.Expr) and stmt.value is node and not node.lpar:
+            # (not inside parentheses: `(s.mul_(2))` would become `(s = s.mul(2))`)
             new = node.with_changes(func=node.func.with_changes(attr=cst.Name(OUT_OF_PLACE[mc[1]])))
             fix = ctx.make_fix(self, [ctx.replace_text(node, f"{path} = {ctx.code(new)}")], safe=False)
         self._report(node, mc[0], f".{mc[1]}()", t, fix, ctx)
@@ -109,6 +111,9 @@ class InplaceOnUncoalescedNonleaf(Rule):
         path = dotted(node.target)
         fix = None
         if path and op in _AUG_TO_BIN:
-            text = f"{path} = {path} {_AUG_TO_BIN[op]} {ctx.code(node.value)}"
+            value = ctx.code(node.value)
+            if not isinstance(node.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
+                value = f"({value})"  # `s *= a + b` is `s = s * (a + b)`
+            text = f"{path} = {path} {_AUG_TO_BIN[op]} {value}"
             fix = ctx.make_fix(self, [ctx.replace_text(node, text)], safe=False)
         self._report(node, node.target, op, t, fix, ctx)

@@ -38,7 +38,8 @@ code in the same scope reads as a sparse tensor (`.indices()`, `.values()`, `.co
 Both are unsafe: the dense result of a large sparse operand takes n x n memory, the sparse
 result of a dense operand with many non-zeros may be large, and code the fix cannot see (a
 caller, another module) may need the other layout. `torch.add`, `.add()`, `.sub()` and the
-augmented assignments get no fix.
+augmented assignments get no fix, nor does a sum written over lines with a comment inside it,
+which the rewrite would drop.
 
 ## References
 - hazard 26 of the catalog in `docs/hazards.md`
@@ -77,7 +78,8 @@ class SparsePlusDense(Rule):
         use = v.use
         dense = _dense_operand(node, use.op)
         fix = None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)) and (
+                "#" not in ctx.code(node)):  # (the rewritten sum would drop a comment inside it)
             fix = ctx.make_fix(self, [ctx.replace(node, _sparse_sum(node) if _used_as_sparse(node, ctx)
                                                   else _dense_sum(node))], safe=False)
         what = f"`{ctx.code(dense)}` is dense" if dense is not None else "the other operand is dense"

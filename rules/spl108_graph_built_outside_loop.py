@@ -74,9 +74,7 @@ class GraphBuiltOutsideLoop(Rule):
             if name.value in rebuilt or name.value in reported:
                 continue
             t = ctx.tensor(name)
-            # The constructor's backward saves its output; conversions such as
-            # `w.to_sparse()` save nothing, and a second backward through them works.
-            if t is None or not t.is_sparse or t.grad != NONLEAF or t.origin != "constructor":
+            if not _constructed_in_graph(t):
                 continue
             reported.add(name.value)
             ctx.report(self, name,
@@ -100,7 +98,7 @@ class GraphBuiltOutsideLoop(Rule):
         if path in assigned_names(scope.body.body, attributes=True):
             return  # (built again on this call, or cached here: not what the constructor made)
         t = ctx.tensor(operand)
-        if t is None or not t.is_sparse or t.grad != NONLEAF or t.origin != "constructor":
+        if not _constructed_in_graph(t):
             return
         ctx.report(self, operand,
                    f"`{path}` is a sparse tensor the constructor built from trainable values; the first "
@@ -133,3 +131,10 @@ def _may_retain_graph(call: cst.Call, ctx) -> bool:
     if retain is ABSENT or retain is None:
         retain = ctx.argument(call, "create_graph", create_at)
     return retain is not ABSENT and retain is not False
+
+
+def _constructed_in_graph(t) -> bool:
+    """A sparse tensor its constructor built from values in a graph. The constructor's
+    backward saves its output; conversions such as `w.to_sparse()` save nothing, and a
+    second backward through them works."""
+    return t is not None and t.is_sparse and t.grad == NONLEAF and t.origin == "constructor"

@@ -106,6 +106,8 @@ class Module:
     # `forward` runs, and what that run reads of `self.normalize`
     classes: tuple[tuple[str, str, tuple], ...] = ()
     evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+    # what `self.training` is: set by `model.train()` / `model.eval()` (None: not known)
+    training: Optional[bool] = None
 
     def child(self, name: str) -> Optional["Module"]:
         if self.parts is None:
@@ -119,7 +121,8 @@ class Module:
         cls, attrs = next(((c, a) for p, c, a in self.classes if p == name), (None, ()))
         classes = tuple((p[len(prefix):], c, a) for p, c, a in self.classes if p.startswith(prefix))
         return Module(kind=name, flags=union_flags(f for _, f in sub), parts=sub, ties=ties.narrow(self.ties, name),
-                      ordered=self.ordered, layers=layers, cls=cls, attrs=attrs, classes=classes, evidence=self.evidence)
+                      ordered=self.ordered, layers=layers, cls=cls, attrs=attrs, classes=classes, evidence=self.evidence,
+                      training=self.training)
 
     def layer_class(self) -> Optional[str]:
         """The torch class it is an instance of, when it is a torch layer known as one."""
@@ -355,6 +358,12 @@ def join(a: Optional[Fact], b: Optional[Fact]) -> Optional[Fact]:
             continue
         if f.name == "attrs":
             changes["attrs"] = _join_attrs(a.attrs, b.attrs)
+            continue
+        if f.name == "classes" and len(a.classes) == len(b.classes) and all(
+                (p, c) == (q, d) for (p, c, _), (q, d, _) in zip(a.classes, b.classes)):
+            # the same submodules, their attributes changed on one path (a sparse weight left
+            # uncoalesced by a step)
+            changes["classes"] = tuple((p, c, _join_attrs(x, y)) for (p, c, x), (_, _, y) in zip(a.classes, b.classes))
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         if x == y:

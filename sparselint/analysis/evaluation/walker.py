@@ -91,7 +91,6 @@ class Walker:
         # a per-element run of a loop is under way, and whether one of its tests was not
         # decided (see `_unrolled`)
         self._per_element = False
-        self._all_left = False
         self._undecided_at = 0
         self._undecided = False
         self._shared: dict = {}
@@ -787,7 +786,8 @@ class Walker:
             state = inf.bind_walrus(node.test, state)
             # A test decided by literal facts (a flag passed to this call) runs one branch.
             decided = inf.truth(node.test, state)
-            if decided is None and self._per_element and not self._undecided and self._undecided_part(node.test, state):
+            if decided is None and self._per_element and not self._undecided and self._undecided_part(
+                    node.test, state, values_decide=not _skips_element(node)):
                 self._undecided = True
                 # (what the test itself raises is raised for this element, whichever way it goes)
                 self._undecided_at = len(self.ctx.diagnostics)
@@ -1025,7 +1025,6 @@ class Walker:
         finally:
             continued, broken = self._leaving.pop()
         ends = continued if exits else [end, *continued]
-        self._all_left = not ends
         if not ends:
             return end, broken  # every path leaves the loop or the function
         return reduce(join_states, ends), broken
@@ -1063,22 +1062,23 @@ class Walker:
                 out[id(element)] = {variable: (owner, names)}
         return out
 
-    def _undecided_part(self, test: cst.BaseExpression, state: State) -> bool:
+    def _undecided_part(self, test: cst.BaseExpression, state: State, values_decide: bool = True) -> bool:
         """Whether a part of a test is not decided, `x is None` checks and the truth of a
         tensor aside: a gradient that may be missing, or one that may hold a NaN
         (`torch.isfinite(p.grad).all()`), is what every walk takes both ways; neither picks
         an element by what it is."""
         if isinstance(test, cst.BooleanOperation):
-            return self._undecided_part(test.left, state) or self._undecided_part(test.right, state)
+            return (self._undecided_part(test.left, state, values_decide)
+                    or self._undecided_part(test.right, state, values_decide))
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self._undecided_part(test.expression, state)
+            return self._undecided_part(test.expression, state, values_decide)
         if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                 and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
                 and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
             return False
         if self.ctx.inference.truth(test, state) is not None:
             return False
-        return not self._tensor_valued(test, state)
+        return not (values_decide and self._tensor_valued(test, state))
 
     def _tensor_valued(self, expr: cst.BaseExpression, state: State) -> bool:
         """A tensor, torch's result, or a comparison or method of one (`torch.isfinite(g).all()`,
@@ -1250,8 +1250,8 @@ class Walker:
                 inf._bind(node.target, element, bound, None)
                 inf.element_parts = {**outer_parts, **owners.get(id(element), {})}
                 state, _ = self._iteration(node.body.body, bound)
-                if self._undecided or self._all_left:
-                    break  # (every path returned: the elements after it are not reached)
+                if self._undecided:
+                    break
             undecided, since = self._undecided, self._undecided_at
         finally:
             self.ctx.loops.pop()
@@ -1548,6 +1548,9 @@ def _only_bound_once_and_iterated(scope: cst.CSTNode, name: str) -> bool:
             bound += 1
     if bound == 0 and not (isinstance(scope, cst.FunctionDef) and name in parameters_of(scope)):
         return False  # (a parameter is bound by the call, with what the caller passed)
+    if bound == 0 and any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value not in _PLAIN_BUILTINS | {"super"}
+                          for n in nodes):
+        return False  # (a function of the project may change the caller's list in place first)
     return bound <= 1 and all(id(n) in allowed for n in nodes if type(n) is cst.Name and n.value == name)
 
 
@@ -1590,15 +1593,20 @@ _DATA_READS = frozenset({"all", "any", "item", "sum", "max", "min", "amax", "ami
                          "count_nonzero", "std", "var", "prod"})
 
 
+def _skips_element(node: cst.If) -> bool:
+    """A test whose branch skips the rest of the body for this element (`continue`): a test of
+    values there may pick elements out (`if p.abs().sum() == 0: continue`)."""
+    return any(type(n) is cst.Continue for n in walk(node))
+
+
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
 def _tests_of_each(body: cst.BaseSuite) -> bool:
     for n in walk(body):
-        if isinstance(n, _LEAVING) and type(n) not in (cst.Continue, cst.Return):
-            # (a `return` ends the walk of the elements after it where every path takes it,
-            # and is a path that leaves the function where a test may take it: `if not
-            # torch.isfinite(p.grad).all(): return False`)
+        if isinstance(n, _LEAVING) and type(n) is not cst.Continue:
+            # (a `return` under a test may leave before the sparse kind is reached: which
+            # parameter comes first, and whether its test takes the return, is not known)
             return False
         if type(n) is cst.ComparisonTarget and isinstance(n.operator, (cst.Is, cst.IsNot)) \
                 and not (type(n.comparator) is cst.Name and n.comparator.value == "None"):

@@ -689,6 +689,8 @@ def _modules_held(q: str, held) -> Optional[list]:
     if q.endswith("ModuleDict") and isinstance(held, Instance) and held.cls == "dict" and held.keys is not None:
         facts = dict(held.attrs)
         return [(k, facts.get(k)) for k in held.keys]
+    if q.endswith("ModuleList") and isinstance(held, Items) and held.counted:
+        return [(str(i), f) for i, f in enumerate(held.items)]
     if q in SEQUENCE_CONTAINERS and isinstance(held, Items) and held.counted and held.kind in ("list", "tuple"):
         return [(str(i), f) for i, f in enumerate(held.items)]
     return None

@@ -11,7 +11,7 @@ import libcst as cst
 from ...torchops import torchapi as api
 from ....diagnostics import Evidence
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, froze,
-                     attr_of, element_of, join_all, union_flags, union_params)
+                     attr_of, element_of, join, join_all, union_flags, union_params)
 from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE_GRADS, Flags
 from ...cst.names import dotted, is_torch
 from ...cst.syntax import parameters_of
@@ -736,6 +736,17 @@ class Effects:
             if new is not None:
                 state.env[path] = new
 
+    def _function_def(self, node: cst.BaseExpression, state: State):
+        """The `def` or `lambda` a value names: a nested one or a lambda held as a value, or a
+        function of this module; None when not known."""
+        held = self.fact(node, state)
+        if getattr(held, "node", None) is not None:
+            return held.node
+        walker = self.calls.walker if self.calls is not None else None
+        if type(node) is cst.Name and walker is not None and self.lookup(node.value, state) is None:
+            return walker.functions.get(node.value)
+        return None
+
     def _chosen_list_update(self, chooser: cst.IfExp, call: cst.Call, state: State) -> None:
         """`(no_decay if name.endswith("bias") else decay).append(p)`: the list the test
         picks is updated; where the test is not decided, either may have been, and what
@@ -750,12 +761,32 @@ class Effects:
             if path is None or not (is_sequence(held) or (isinstance(held, Module) and held.layer_class() in SEQUENCE_CONTAINERS)):
                 continue
             if decided is None:
-                self._forget_sequence(path, held, state)
+                self._maybe_appended(path, held, call, state)
                 continue
             method = call.func.attr.value
             value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
             update = self._layers_update if isinstance(held, Module) else self._sequence_update
             update(path, held, method, value, state)
+
+    def _maybe_appended(self, path: str, held, call: cst.Call, state: State) -> None:
+        """`(skipped if name in frozen else trained).append(p)` with the test not decided:
+        each list may or may not have got `p`. A parameter list keeps what it surely holds
+        (the sparse table put in before); anything else about it is no longer known."""
+        before = state.copy()
+        method = call.func.attr.value
+        value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
+        if isinstance(held, Params):
+            self._sequence_update(path, held, method, value, state)
+            after = state.env.get(path)
+            kept = join(held, after) if isinstance(after, Params) else None
+            if isinstance(kept, Params):
+                state.env.clear()
+                state.env.update(before.env)
+                state.env[path] = replace(kept, items=None)
+                return
+            state.env.clear()
+            state.env.update(before.env)
+        self._forget_sequence(path, held, state)
 
     def _forget_sequence(self, path: str, held, state: State) -> None:
         """A list changed in place: every other name bound to the same list (`b = items`)
@@ -877,6 +908,28 @@ class Effects:
         if method == "requires_grad_" and self.value(arg(call, 0, "requires_grad"), state) is False:
             if self._freeze(recv_path, state):
                 return
+        if method == "apply" and isinstance(recv, Module) and len(call.args) == 1 and not call.args[0].star:
+            # `model.apply(fn)` runs `fn` on every submodule: one that sets their attributes
+            # (`m.sparse = False`, `m.weight = ...`) leaves the model's gradients unknown
+            fn = self._function_def(call.args[0].value, state)
+            if fn is not None and _sets_attributes_of_argument(fn):
+                self._module_changed(recv_path, recv, None, state)
+            return
+        if method in ("train", "eval") and isinstance(recv, Module):
+            # what `self.training` reads in its methods and in its submodules' methods
+            changed = self.fact(call, state)
+            if isinstance(changed, Module):
+                state.env[recv_path] = changed
+                self._into_owner(recv_path, changed, state, recv)
+                owner = recv_path.rpartition(".")[0]
+                while owner:
+                    # (a model one of whose submodules is in another mode: what its other
+                    # submodules are in is still its own, but theirs is no longer one flag)
+                    held = state.env.get(owner)
+                    if isinstance(held, Module) and held.training is not None and held.training != changed.training:
+                        state.env[owner] = replace(held, training=None)
+                    owner = owner.rpartition(".")[0]
+            return
         if method in ("add_module", "register_module") and isinstance(recv, Module):
             state.bind(recv_path, None)  # a submodule set by name: not followed
             self._into_owner(recv_path, None, state)
@@ -919,18 +972,6 @@ class Effects:
                 t = state.env.get(p) or self.lookup(p, state)
                 if isinstance(t, Tensor) and t.is_coo:
                     state.env[p] = replace(t, coalesced=False).why(where, why)
-            for owner in dict.fromkeys(recv.params.models):
-                held = state.env.get(owner) or self.lookup(owner, state)
-                if isinstance(held, Module):
-                    stepped = _sparse_parameters_stepped(held, where, why)
-                    if stepped is not held:
-                        state.env[owner] = stepped
-                        self._into_owner(owner, stepped, state, held)
-                for key, t in list(state.env.items()):
-                    # (`layer.weight` read before, under its own name)
-                    if (key.startswith(owner + ".") and isinstance(t, Tensor) and t.parameter and t.grad == LEAF
-                            and t.is_coo):
-                        state.env[key] = replace(t, coalesced=False).why(where, why)
 
     def _sparse_times_effect(self, a, b, state: State, where) -> None:
         """`s * d`: the elementwise product keeps a sparse `s` for the grad of `d` when `d`
@@ -961,7 +1002,7 @@ class Effects:
             frozen = tuple((n, NO_GRADS) for n, _ in whole.parts)
             state.env[path] = replace(whole, parts=frozen, flags=union_flags(f for _, f in frozen))
             self._into_owner(path, state.env[path], state, whole)
-            self._revoke(path, state)  # (SparseAdam built before its dense head was frozen)
+            self._revoke_frozen(path, state)
             return True
         if path in self.loop_owners:
             # which of its parameters this run stands for is not known
@@ -986,7 +1027,7 @@ class Effects:
                 if name == suffix or name.startswith(suffix + "."):
                     self.freeze_shared(f"{owner}.{name}", state)  # its other names are the same parameter
             self._into_owner(owner, state.env[owner], state, module)
-            self._revoke(owner, state)
+            self._revoke_frozen(owner, state)
             return True
         if self.lookup(path.split(".")[0], state) is None:
             # a parameter of something not known (`model.towers[-1]`, a helper's argument
@@ -1085,6 +1126,20 @@ class Effects:
             elif isinstance(fact, Instance) and any(v == old for _, v in fact.attrs if isinstance(v, Module)):
                 state.env[key] = replace(fact, attrs=tuple((k, replace(new, evidence=v.evidence) if isinstance(v, Module)
                                                             and v == old else v) for k, v in fact.attrs))
+
+    def _revoke_frozen(self, changed: str, state: State) -> None:
+        """A freeze after an optimizer was built over the model (SparseAdam, then the dense
+        head frozen) revokes what no longer holds, in a program that never unfreezes: a
+        thaw (`requires_grad_(True)`, `p.requires_grad = True`) is not followed, and would
+        bring the gradients back."""
+        if self.calls is None:
+            return
+        ctx = self.calls.walker.ctx
+        thaws = getattr(ctx, "_thaws", None)
+        if thaws is None:
+            thaws = ctx._thaws = _thaws(ctx.module)
+        if not thaws:
+            self._revoke(changed, state)
 
     def _revoke(self, changed: Optional[str], state: State) -> None:
         """Findings of this walk that rest on the model at `changed` (None: on any) are
@@ -1373,21 +1428,42 @@ def _connective(test, truth) -> Optional[bool]:
     return True if True in (left, right) else False if left is False and right is False else None
 
 
-def _sparse_parameters_stepped(model: Module, where, why: str) -> Module:
-    """A model after an optimizer step over its parameters: a sparse COO parameter a class of
-    the project set on it (`self.weight = nn.Parameter(w.to_sparse())`) had its sparse
-    gradient added in, and is left uncoalesced; the same model when it holds none."""
-    def stepped(attrs: tuple) -> tuple:
-        out = []
-        for name, fact in attrs:
-            if (isinstance(fact, Tensor) and fact.parameter and fact.grad == LEAF and fact.is_coo
-                    and fact.coalesced is not False):
-                fact = replace(fact, coalesced=False).why(where, why)
-            out.append((name, fact))
-        return tuple(out)
+def _sets_attributes_of_argument(fn) -> bool:
+    """Whether a function (or lambda) assigns an attribute of its first parameter, or
+    freezes it (`m.sparse = False`, `setattr(m, ...)`, `m.requires_grad_(False)`): what
+    `model.apply(fn)` changes in each submodule."""
+    params = [*fn.params.posonly_params, *fn.params.params]
+    if not params:
+        return False
+    name = params[0].name.value
+    for n in walk(fn.body):
+        targets = ()
+        if type(n) is cst.Assign:
+            targets = tuple(t.target for t in n.targets)
+        elif type(n) in (cst.AugAssign, cst.AnnAssign):
+            targets = (n.target,)
+        for t in targets:
+            if type(t) is cst.Attribute and (dotted(t) or "").split(".")[0] == name and t.attr.value != "data":
+                return True
+        if type(n) is cst.Call:
+            func = n.func
+            if type(func) is cst.Name and func.value == "setattr":
+                return True
+            if (type(func) is cst.Attribute and func.attr.value in ("requires_grad_", "register_parameter", "add_module")
+                    and (dotted(func.value) or "").split(".")[0] == name):
+                return True
+    return False
 
-    attrs = stepped(model.attrs)
-    classes = tuple((path, cls, stepped(a)) for path, cls, a in model.classes)
-    if attrs == model.attrs and classes == model.classes:
-        return model
-    return replace(model, attrs=attrs, classes=classes)
+
+def _thaws(module: cst.Module) -> bool:
+    """Whether a module turns gradients back on anywhere: `requires_grad_()`,
+    `requires_grad_(True)` or with a value not written out, `x.requires_grad = <not False>`."""
+    for n in walk(module):
+        if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "requires_grad_":
+            if not (n.args and type(n.args[0].value) is cst.Name and n.args[0].value.value == "False"):
+                return True
+        elif type(n) is cst.Assign and any(type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
+                                           for t in n.targets):
+            if not (type(n.value) is cst.Name and n.value.value == "False"):
+                return True
+    return False

@@ -427,6 +427,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             held = attr_of(base.attrs, attr)
             if held is not None:
                 return held
+            if attr == "training" and base.training is not None:
+                return Const(base.training, evidence=(Evidence.at(node, "set by `.train()` / `.eval()`"),))
             if any(p == attr for p, _, _ in base.classes):
                 child = base.child(attr)  # a submodule of a project class, parameters or not
                 if child is not None:
@@ -602,7 +604,9 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                     # `Teacher(...).requires_grad_(False)`: a model none of whose parameters get a gradient
                     return replace(recv, flags=NONE, parts=tuple((n, NONE) for n, _ in recv.parts)
                                    if recv.parts is not None else None)
-                if method in ("to", "cuda", "cpu", "train", "eval", "float", "double", "requires_grad_"):
+                if method in ("train", "eval"):
+                    return replace(recv, training=_training_mode(method, node, self.argument(node, "mode", 0, state)))
+                if method in ("to", "cuda", "cpu", "float", "double", "requires_grad_"):
                     return recv
                 if method in _SUBMODULES and not node.args:
                     return _submodules(recv, method)
@@ -691,3 +695,13 @@ def _checked_keys(module: cst.CSTNode) -> frozenset:
             for a in node.args:
                 lookups_in(a.value)
     return frozenset(checked)
+
+
+def _training_mode(method: str, node: cst.Call, mode) -> Optional[bool]:
+    """What `model.train(...)` or `model.eval()` leaves `model.training`: None when the
+    argument is not known."""
+    if method == "eval":
+        return False if not node.args else None
+    if not node.args:
+        return True
+    return mode if isinstance(mode, bool) else None

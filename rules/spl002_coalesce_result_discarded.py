@@ -23,20 +23,14 @@ emb.weight.grad.values().clamp_(-1, 1)
 ```
 
 ## Fix safety
-`x.coalesce()` becomes `x = x.coalesce()`, and `p.grad.coalesce()` becomes
-`p.grad = p.grad.coalesce()`. Coalescing sums duplicate entries, which does not change the
-tensor they represent, but the fix rebinds the name to a new tensor: whatever else holds the
-old one (a dict the name was taken from, a default argument, a closure, a cache, a view, a
-caller) no longer sees what is done through the name from then on. Such holders cannot all
-be seen, so the fix is safe only where nothing done after it could tell the two tensors
-apart: a name local where the statement runs (a module-level name at module level, a local
-or parameter in a function), known not to be a leaf that requires grad, handed on by no
-earlier use in its scope, and after the statement (to the end of its scope, and through the
-loops around it) only read for its values (`x.values()`, `torch.sparse.mm(x, y)`,
-`print(x)`), with no in-place edit of any tensor, no optimizer step, and no call of a
-function that is not torch's or a plain builtin. Everywhere else the fix is unsafe; for
-`.grad` it is always unsafe, since the gradient outlives the scope (a hook or a list a
-helper collected may hold the old one).
+Unsafe. `x.coalesce()` becomes `x = x.coalesce()`, and `p.grad.coalesce()` becomes
+`p.grad = p.grad.coalesce()`, which is what the statement was written to do, but it changes
+what the program computes in two ways a check cannot rule out:
+- coalescing sums duplicate entries, and a float sum in another order rounds differently,
+  so a multigraph's `to_dense()` can differ in its last bits;
+- the name is rebound to a new tensor, and whatever else holds the old one (a dict the name
+  was taken from, a default argument, a closure, a cache, a view, a caller, for `.grad` a
+  hook or a list a helper collected) no longer sees what is done through the name later.
 
 No fix is offered for a name bound to a leaf that requires grad or to an `nn.Parameter`:
 after `w = w.coalesce()`, `w` is no longer the leaf, so `torch.optim.SGD([w])` raises
@@ -72,7 +66,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.analysis.cst.names import dotted
-from sparselint.analysis.evaluation.facts import LEAF, NOGRAD, NONLEAF
+from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 from sparselint.analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 
@@ -123,10 +117,8 @@ class CoalesceResultDiscarded(Rule):
             # built over it raises, and its `.grad` stays None
             suggestion = f"`{what}.data = {what}.data.coalesce()` under `torch.no_grad()`"
         elif isinstance(receiver, cst.Name):
-            known_no_leaf = t is not None and t.grad in (NOGRAD, NONLEAF)
-            fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")],
-                               safe=known_no_leaf and not ctx.held_elsewhere(receiver)
-                               and ctx.rebinding_unobserved(receiver))
+            # (never safe: see "Fix safety")
+            fix = ctx.make_fix(self, [ctx.insert_before(node, f"{what} = ")], safe=False)
         elif _is_grad(receiver) and dotted(receiver) is not None:
             # (the gradient outlives the scope: a hook, a helper or another model may hold the
             # old one and miss what is done through `.grad` later, anywhere)

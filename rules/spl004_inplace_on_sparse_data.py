@@ -26,9 +26,11 @@ for p in emb.parameters():
 
 ## Fix safety
 Safe on gradients: the fix drops `.data`, so the op runs on the gradient itself (a gradient
-does not require grad, so no autograd check is involved). Unsafe in a module that asks a
-backward pass for a graph of the gradients (`create_graph=`): a gradient then requires grad,
-and an in-place op on it, which a later backward through a gradient penalty needs, raises. The fixed line does what it was
+does not require grad, so no autograd check is involved). Unsafe in a module where a gradient
+may be in an autograd graph: a backward asked for a graph of the gradients (`create_graph`,
+by keyword, by position or through `**kwargs`), or a gradient is an operand of arithmetic or
+an argument of a call (`torch.exp(log_lr) * p.grad` saves it for the backward through the
+product). An in-place op on such a gradient makes that backward raise. The fixed line does what it was
 written to do and nothing else: the op changes the gradient in place (the same object, also
 through any other name bound to it), and an op that torch refuses on a sparse tensor (a
 dense argument to `add_` or `copy_`) raised on `.data` too. No name is rebound. No fix is offered on a sparse
@@ -122,10 +124,28 @@ def _plain(dot: cst.Dot) -> bool:
 
 
 def _graph_of_gradients(module: cst.Module) -> bool:
-    """Whether the module asks a backward pass for a graph of its gradients
-    (`backward(create_graph=True)`, `torch.autograd.grad(..., create_graph=flag)`)."""
+    """Whether a gradient may be in an autograd graph somewhere in the module, where an
+    in-place op on it is one autograd checks: a backward asks for a graph of the gradients
+    (`create_graph=`, by keyword, by position or through `**kwargs`), or a gradient is an
+    operand of arithmetic or an argument of a call (`torch.exp(log_lr) * p.grad`, which
+    saves it for a backward through the product)."""
     for n in walk(module):
-        if type(n) is cst.Arg and n.keyword is not None and n.keyword.value == "create_graph":
+        if type(n) is cst.Call:
+            func = n.func
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            if name in ("backward", "grad") and (
+                    any(a.star == "**" for a in n.args)
+                    or len([a for a in n.args if a.keyword is None and not a.star]) > (1 if name == "backward" else 2)):
+                return True
+            if any(_grad_read(a.value) for a in n.args):
+                return True
+        elif type(n) is cst.Arg and n.keyword is not None and n.keyword.value == "create_graph":
             if not (type(n.value) is cst.Name and n.value.value == "False"):
                 return True
+        elif type(n) is cst.BinaryOperation and (_grad_read(n.left) or _grad_read(n.right)):
+            return True
     return False
+
+
+def _grad_read(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Attribute and node.attr.value == "grad"

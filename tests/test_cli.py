@@ -140,9 +140,9 @@ def test_unsafe_fixes_only_on_request(cli, tmp_path):
 
 
 def test_a_fix_on_a_line_that_runs_in_several_contexts_is_as_safe_as_the_least_safe(cli, tmp_path):
-    """`w.coalesce()` in a function called with a plain sparse tensor would be fixed safely to
+    """`w.coalesce()` in a function called with a plain sparse tensor gets the (unsafe) fix
     `w = w.coalesce()`; a second call with a leaf that requires grad makes that rebinding wrong
-    (the name would no longer be the leaf), and the one edit serves both calls."""
+    (the name would no longer be the leaf), and the one edit serves both calls: none is made."""
     one_call = ("import torch\n\n\ndef total(w):\n    w.coalesce()\n    return torch.sparse.sum(w)\n\n\n"
                 "i = torch.tensor([[0, 1, 0], [1, 0, 1]])\n"
                 "total(torch.sparse_coo_tensor(i, torch.ones(3), (2, 2)))\n")
@@ -153,7 +153,7 @@ def test_a_fix_on_a_line_that_runs_in_several_contexts_is_as_safe_as_the_least_s
                                write(tmp_path / name, src)).stdout)
         assert [d["line"] for d in found] == [5], name
         fixes[name] = found[0]["fix"] and found[0]["fix"]["applicability"]
-    assert fixes == {"one.py": "safe", "both.py": None}
+    assert fixes == {"one.py": "unsafe", "both.py": None}
     assert cli("--fix", "--unsafe-fixes", str(tmp_path / "both.py")).returncode == 1
     assert (tmp_path / "both.py").read_text() == both
 

@@ -180,7 +180,9 @@ def test_a_cells_last_expression_is_displayed_not_discarded(cli, tmp_path):
     r = cli("--no-cache", "--select", "SPL002", str(path))
     found = [l.split(": SPL")[0] for l in r.stdout.splitlines() if ": SPL002" in l]
     assert found == [f"{path}:cell 3:1:1", f"{path}:cell 4:1:1", f"{path}:cell 5:2:5"], r.stdout
-    assert cli("--fix", "--select", "SPL002", str(path)).returncode == 0
+    # (the rebinding is an unsafe fix: merged duplicates round differently, and another holder
+    # of the old tensor would miss later edits)
+    assert cli("--fix", "--unsafe-fixes", "--select", "SPL002", str(path)).returncode == 0
     cells = [c["source"] for c in json.loads(path.read_text())["cells"]]
     assert cells[1] == ["adj.coalesce()\n", "# shown as the cell's output\n"]
     assert cells[2][0] == "adj = adj.coalesce()\n"

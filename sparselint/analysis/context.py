@@ -11,7 +11,7 @@ from ..diagnostics import Diagnostic, Edit, Evidence, Fix
 from .evaluation.facts import Callee, Fact, Tensor
 from .cst.names import Names, dotted
 from ..source import split_lines
-from .cst.tree import Order, child_list, walk
+from .cst.tree import Order, child_list
 from .entry import caller_key
 from .. import notebook
 from .cst.syntax import (NOT_WRITES, assigned_names, backward_calls, contains_backward, declared_names, grad_free,
@@ -428,46 +428,6 @@ class Context:
                        for n in handed_on(body, matches, self._may_hold, writes=True))
         return False
 
-    def rebinding_unobserved(self, node: cst.Name) -> bool:
-        """Rebinding the name `node` here to an equal-valued new tensor (its coalesced copy)
-        cannot change what the program computes: whatever else holds the old tensor, from here
-        to the end of the scope (and through the loops around this statement) nothing edits a
-        tensor in place, steps an optimizer, or calls a function that is not torch's or a
-        plain builtin, and the name is only read for values (`x.values()`, `torch.sparse.mm(x,
-        y)`, `print(x)`), never handed on, tested for identity, or read for its gradient or
-        its entries' order (`x._values()`)."""
-        scope = self.scope.node if self.scope is not None else None
-        if scope is None or self.statement is None:
-            return False
-        if isinstance(scope, cst.FunctionDef) and node.value in declared_names(scope.body.body):
-            return False  # (`global x`: the rest of the program reads it too)
-        if self._order is None:
-            self._order = Order(self.module)
-        pre, end = self._order.pre, self._order.end
-        here = self.line_node or self.statement
-        stop = end.get(here, -1)
-        loops = [(pre.get(loop, -1), end.get(loop, -1)) for loop in self.loops]
-        name = node.value
-        stack = [scope]
-        parents: dict = {}  # (the walk of the rules fills `self.parents` only up to here)
-        while stack:
-            n = stack.pop()
-            t = type(n)
-            if n is not scope and t in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-                # (a closure over the name may run anywhere, after the scope too: `return step`)
-                if any(type(m) is cst.Name and m.value == name for m in walk(n)):
-                    return False
-                continue  # (otherwise it runs only when called, and a call of it is refused below)
-            at = pre.get(n, -1)
-            later = at > stop or any(a <= at <= b for a, b in loops)
-            if later and not _unobserving(n, name, self.inference.names.qualify, parents):
-                return False
-            kids = child_list(n)
-            for k in kids:
-                parents[k] = n
-            stack.extend(kids)
-        return True
-
     def _may_hold(self, call: cst.Call) -> bool:
         """A call that may keep a handle on its arguments: anything but printing, logging,
         formatting, and torch's functions that build a new tensor."""
@@ -752,46 +712,3 @@ def _positions_of(module: cst.Module, kept: Optional[dict]):
     if kept is not None:
         kept["ranges"] = ranges
     return ranges
-
-
-# What may follow a rebinding to an equal-valued copy: builtins that only read, and methods
-# that read a tensor's values (not `_values()`, whose order coalescing changes).
-_READING_BUILTINS = frozenset({"print", "len", "repr", "str", "format", "isinstance", "bool", "int", "float", "round",
-                               "abs", "min", "max", "sum", "range", "enumerate", "zip", "list", "tuple", "sorted"})
-_READING_METHODS = frozenset({"values", "indices", "to_dense", "sum", "mean", "max", "min", "norm", "item", "tolist",
-                              "size", "dim", "numel", "is_coalesced", "coalesce", "_nnz", "float", "double", "t", "mm",
-                              "matmul", "abs", "pow", "exp", "log", "clone", "cpu", "to", "backward", "argmax",
-                              "round", "format", "append", "numpy"})
-
-
-def _unobserving(n: cst.CSTNode, name: str, qualify, parents: dict) -> bool:
-    """Whether one node after a rebinding of `name` leaves it unobserved (see
-    `Context.rebinding_unobserved`)."""
-    t = type(n)
-    if t in (cst.AugAssign, cst.Del):
-        return False  # (`s += d` edits a tensor in place)
-    if t is cst.AssignTarget and type(n.target) is not cst.Name:
-        return False  # (`a[i] = v`, `obj.adj = x`, `p.data = ...`)
-    if t is cst.Call:
-        func = n.func
-        q = qualify(func) or ""
-        if q.startswith("torch."):
-            return not q.rsplit(".", 1)[-1].endswith("_")
-        if type(func) is cst.Name:
-            return func.value in _READING_BUILTINS
-        if type(func) is cst.Attribute:
-            return func.attr.value in _READING_METHODS
-        return False
-    if t is cst.Name and n.value == name:
-        parent = parents.get(n)
-        kind = type(parent)
-        if kind is cst.Attribute and parent.value is n:
-            grand = parents.get(parent)
-            return type(grand) is cst.Call and grand.func is parent and parent.attr.value in _READING_METHODS
-        if kind is cst.Arg:
-            call = parents.get(parent)
-            q = qualify(call.func) or "" if type(call) is cst.Call else ""
-            return q.startswith("torch.") or (type(call) is cst.Call and type(call.func) is cst.Name
-                                              and call.func.value in _READING_BUILTINS and call.func.value != "id")
-        return kind in (cst.BinaryOperation, cst.FormattedStringExpression, cst.AssignTarget)
-    return True

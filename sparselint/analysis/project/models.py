@@ -81,6 +81,7 @@ class ProjectIndex:
         self._outlines: dict[tuple, tuple] = {}
         self._reached: dict[tuple, tuple] = {}
         self._methods: dict[tuple, list] = {}
+        self._inherited: dict[tuple, tuple] = {}
         self._tops: dict[ast.Module, dict[str, ast.AST]] = {}
         self._reads: dict[ast.Module, frozenset] = {}
         self._value_matters: dict[tuple, bool] = {}
@@ -111,7 +112,7 @@ class ProjectIndex:
         for path in [p for p in self._texts if p not in self._overlays]:
             del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
-                     self._module_classes, self._owners, self._token_functions, self._reached, self._methods, self._tops,
+                     self._module_classes, self._owners, self._token_functions, self._reached, self._methods, self._inherited, self._tops,
                      self._reads, self._value_matters, self._kinds, self._imported):
             memo.clear()
 
@@ -437,7 +438,7 @@ class ProjectIndex:
             if not code and _subclassed(text, local):
                 # a base class whose methods a subclass here inherits: `__init__`, those
                 # this file calls, and those these call on `self` in turn, run here
-                code = _methods_reached(self._inherited_methods(file, original, files), (text,))
+                code = _methods_reached(self._methods_of(file, original), (text,))
             elif not code:
                 # a model class: building one runs its `__init__`, calling one its
                 # `forward`, here (also those it inherits from a base of the project)
@@ -445,7 +446,7 @@ class ProjectIndex:
             if not any(_holds(tokens, c) for c in code):
                 # the methods and properties of a class that this file names (`g.adjacency`,
                 # `trainer.fit`), and those they or `__init__` call on `self` in turn
-                methods = self._inherited_methods(file, original, files)
+                methods = self._methods_of(file, original)
                 if methods:
                     code = list(code) + [c for c in _methods_reached(methods, (text, *code))
                                          if c not in code]
@@ -537,17 +538,21 @@ class ProjectIndex:
         inherits from base classes of the project that it does not override (`class
         DistMult(KGEModel)` runs `KGEModel.__init__`); the files of the bases are added to
         `files`."""
-        own = self._methods_of(file, name)
-        if depth >= _MAX_CHAIN:
-            return own
-        out, seen = list(own), {n for n, _ in own}
-        for base_file, base in self._project_bases(file, name):
-            files.add(base_file)
-            for method, code in self._inherited_methods(base_file, base, files, depth + 1):
-                if method not in seen:
-                    seen.add(method)
-                    out.append((method, code))
-        return out
+        key = (file, name, depth)
+        found = self._inherited.get(key)
+        if found is None:
+            self._inherited[key] = ([], set())  # (a cycle of bases ends here)
+            own = self._methods_of(file, name)
+            out, seen, consulted = list(own), {n for n, _ in own}, set()
+            for base_file, base in (self._project_bases(file, name) if depth < _MAX_CHAIN else ()):
+                consulted.add(base_file)
+                for method, code in self._inherited_methods(base_file, base, consulted, depth + 1):
+                    if method not in seen:
+                        seen.add(method)
+                        out.append((method, code))
+            found = self._inherited[key] = (out, consulted)
+        files.update(found[1])
+        return found[0]
 
     def _project_bases(self, file: str, name: str) -> list[tuple[str, str]]:
         """(file, class name) of the bases of the top-level class `name` that are classes of

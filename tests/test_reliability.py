@@ -253,7 +253,9 @@ def test_the_time_budget_is_cpu_time_not_wall_clock(tmp_path):
     (tmp_path / "m.py").write_text(_functions(200))
     _, startup = _run_measured([str(tmp_path / "small.py")])
     full, cpu = _run_measured([str(tmp_path / "m.py")])
-    budget = max(0.5, 1.5 * (cpu - startup))
+    # (twice the CPU time measured alone: the same work takes somewhat more CPU on a loaded
+    # core, through caches and clock; wall-clock time under four hogs would be five times it)
+    budget = max(0.5, 2.0 * (cpu - startup))
     cpu_id = min(os.sched_getaffinity(0))
     pin = lambda: os.sched_setaffinity(0, {cpu_id})  # noqa: E731
     # four busy processes on the core the check runs on: it gets a fifth of the core

@@ -764,7 +764,7 @@ class Effects:
                 self._maybe_appended(path, held, call, state)
                 continue
             method = call.func.attr.value
-            value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
+            value = _only_argument(call)
             update = self._layers_update if isinstance(held, Module) else self._sequence_update
             update(path, held, method, value, state)
 
@@ -772,20 +772,14 @@ class Effects:
         """`(skipped if name in frozen else trained).append(p)` with the test not decided:
         each list may or may not have got `p`. A parameter list keeps what it surely holds
         (the sparse table put in before); anything else about it is no longer known."""
-        before = state.copy()
-        method = call.func.attr.value
-        value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
         if isinstance(held, Params):
-            self._sequence_update(path, held, method, value, state)
-            after = state.env.get(path)
+            appended = state.copy()  # (the list as it is if the test picked it)
+            self._sequence_update(path, held, call.func.attr.value, _only_argument(call), appended)
+            after = appended.env.get(path)
             kept = join(held, after) if isinstance(after, Params) else None
             if isinstance(kept, Params):
-                state.env.clear()
-                state.env.update(before.env)
                 state.env[path] = replace(kept, items=None)
                 return
-            state.env.clear()
-            state.env.update(before.env)
         self._forget_sequence(path, held, state)
 
     def _forget_sequence(self, path: str, held, state: State) -> None:
@@ -936,7 +930,7 @@ class Effects:
             return
         if method in _LIST_UPDATES and (is_sequence(recv) or (
                 isinstance(recv, Module) and recv.layer_class() in SEQUENCE_CONTAINERS)):
-            value = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
+            value = _only_argument(call)
             update = self._layers_update if isinstance(recv, Module) else self._sequence_update
             update(recv_path, recv, method, value, state)
             return
@@ -1467,3 +1461,10 @@ def _thaws(module: cst.Module) -> bool:
             if not (type(n.value) is cst.Name and n.value.value == "False"):
                 return True
     return False
+
+
+def _only_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The one plain positional argument of a call (`items.append(x)`), or None."""
+    if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None:
+        return call.args[0].value
+    return None

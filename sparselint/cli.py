@@ -148,6 +148,9 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         return
     results, sources, errors = [], {}, []
     fixing = False  # whether any file's settings write fixes
+    # results checked with unsafe fixes on: a fix of theirs still listed was refused (it
+    # overlapped another or would not parse), not hidden behind `--unsafe-fixes`
+    unsafe_on: set = set()
     # The engine (and LibCST) is imported only when a file needs checking: `--version`,
     # `rule` and warm runs answered by the cache do without it.
     from .parallel import check_files
@@ -165,6 +168,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         else:
             result = check_bytes(data, name, settings, settings.rules_for(name))
         results.append(result)
+        if settings.unsafe_fixes:
+            unsafe_on.add(id(result))
         if result.fixed_source is not None:
             if diff:
                 click.echo(output.unified_diff(name, result.original_source, result.fixed_source), nl=False)
@@ -210,6 +215,8 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
                                         progress.step if progress else None)
             for i, result in zip(members, group_results):
                 checked[i] = result
+                if settings.unsafe_fixes:
+                    unsafe_on.add(id(result))
         if progress:
             progress.done()
         for path in specials:
@@ -297,9 +304,11 @@ def check(paths, select, ignore, extend_select, fix, unsafe_fixes, diff, output_
         click.echo(output.fixes_applied(results, would=diff), file=human)
     if not machine and not quiet and (diagnostics or fixed or not errors or fix_only):
         fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.safe)
-        hidden = sum(1 for d in diagnostics if d.fix is not None and not d.fix.safe)
+        hidden_in = {d.path for r in results if id(r) not in unsafe_on for d in r.diagnostics}
+        hidden = sum(1 for d in diagnostics if d.fix is not None and not d.fix.safe and d.path in hidden_in)
         if fix_only:
-            hidden = sum(1 for r in results for d in r.diagnostics if d.fix is not None and not d.fix.safe)
+            hidden = sum(1 for r in results if id(r) not in unsafe_on
+                         for d in r.diagnostics if d.fix is not None and not d.fix.safe)
         click.echo(output.summary(len(diagnostics), 0 if fixing else fixable, fixed,
                                   hidden=hidden, would=diff, fix_only=fix_only), file=out)
         if run_findings is not None and not fix_only:

@@ -186,6 +186,16 @@ def dense_layer_parts(qualified: str, bias=True):
         return (("weight", DENSE), ("bias", DENSE)) if bias else (("weight", DENSE),)
     return None
 
+# How many dimensions each parameter of a standard layer has (torch 2.13.0, 2.9.1): what a
+# weight-decay split by `p.ndim < 2` / `p.dim() == 1` reads of it.
+PARAMETER_RANKS = {
+    "Embedding": {"weight": 2}, "EmbeddingBag": {"weight": 2},
+    "Linear": {"weight": 2, "bias": 1}, "Bilinear": {"weight": 3, "bias": 1},
+    "Conv1d": {"weight": 3, "bias": 1}, "Conv2d": {"weight": 4, "bias": 1}, "Conv3d": {"weight": 5, "bias": 1},
+    "LayerNorm": {"weight": 1, "bias": 1}, "BatchNorm1d": {"weight": 1, "bias": 1},
+    "BatchNorm2d": {"weight": 1, "bias": 1}, "GroupNorm": {"weight": 1, "bias": 1},
+}
+
 # Standard layers without parameters (torch 2.13.0, 2.9.1): a model made with them still has
 # all its parameter names known.
 PARAMETER_FREE = frozenset({

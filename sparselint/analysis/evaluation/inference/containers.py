@@ -387,14 +387,22 @@ class ContainerFacts:
         if elements is None:
             return None
         chosen = []
-        for part, element in zip(source.parts, elements):
-            inner = self._scratch(state)
-            self._bind(node.for_in.target, element, inner, None)
-            kept = [self.truth(c.test, inner) for c in node.for_in.ifs]
-            if None in kept:
-                return None
-            if all(kept):
-                chosen.append(part)
+        variable = _parameter_variable(node.for_in.target, source.named)
+        outer = self.element_parts
+        try:
+            for part, element in zip(source.parts, elements):
+                inner = self._scratch(state)
+                self._bind(node.for_in.target, element, inner, None)
+                if variable is not None and len(source.models) == 1:
+                    # (which parameter of which model it is: `p.dim() >= 2` reads its layer)
+                    self.element_parts = {**outer, variable: (source.models[0], (part[0],))}
+                kept = [self.truth(c.test, inner) for c in node.for_in.ifs]
+                if None in kept:
+                    return None
+                if all(kept):
+                    chosen.append(part)
+        finally:
+            self.element_parts = outer
         return Params(flags=union_flags(f for _, f in chosen), parts=tuple(chosen), evidence=source.evidence)
 
     def _flattened(self, node, state: State) -> Optional[Params]:
@@ -916,6 +924,14 @@ def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str, s
             if isinstance(lit, str):
                 return ("name", lambda n, s=lit, m=method, k=not negate: getattr(n, m)(s) == k)
     return None
+
+
+def _parameter_variable(target: cst.BaseExpression, named: bool) -> Optional[str]:
+    """The name a comprehension binds each parameter to: `p` of `for p in ...`, or of
+    `for n, p in ...named_parameters()`."""
+    if named and type(target) is cst.Tuple and len(target.elements) == 2:
+        target = target.elements[1].value
+    return target.value if type(target) is cst.Name else None
 
 
 def _is_grad_check(test: cst.BaseExpression, param_var: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from ..facts import NOGRAD, Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
 from ...cst.names import CANONICAL, dotted
 from .state import State
@@ -26,6 +26,23 @@ _PURE_STR_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "s
 _MAX_STR = 200  # longer computed strings are not kept (a loop doubling a string stays bounded)
 _SCALARS = (str, int, float, bool, type(None))
 _CONTAINER_CLASSES = ("dict", "list", "tuple")
+
+
+def _parameter_requires_grad(p: Tensor):
+    """`p.requires_grad` of a model's parameter: True where the facts say what its gradient
+    will be (`if not p.requires_grad: continue` keeps it), False where it was frozen to no
+    gradient; unknown otherwise (a frozen part's element keeps no trace of the freeze)."""
+    if p.grad_layout in ("coo", "strided"):
+        return True
+    return False if p.grad == NOGRAD else _UNKNOWN
+
+
+def _asks_rank(node: cst.BaseExpression) -> bool:
+    """`p.ndim`, `p.dim()`, `p.ndimension()`."""
+    if type(node) is cst.Attribute:
+        return node.attr.value == "ndim"
+    return (type(node) is cst.Call and not node.args and type(node.func) is cst.Attribute
+            and node.func.attr.value in ("dim", "ndimension"))
 
 
 def _is_number(v) -> bool:
@@ -131,6 +148,12 @@ class PythonValues:
             held = self.fact(node.value, state)
             if isinstance(held, Tensor) and held.layout in _LAYOUTS:
                 return _LAYOUTS[held.layout] if node.attr.value == "layout" else held.layout == "coo"
+        elif isinstance(node, cst.Attribute) and node.attr.value == "requires_grad":
+            held = self.fact(node.value, state)
+            if isinstance(held, Tensor) and held.parameter:
+                return _parameter_requires_grad(held)
+        if _asks_rank(node):
+            return self._element_rank(node.value if type(node) is cst.Attribute else node.func.value, state)
         elif isinstance(node, (cst.Name, cst.Attribute)):
             found = layout_value(api.LAYOUT_NAMES.get(self.names.qualify(node) or ""))
             if found is not _UNKNOWN:
@@ -144,6 +167,29 @@ class PythonValues:
         if isinstance(fact, Const) or (isinstance(fact, Scalar) and fact.value is not None):
             return fact.value
         return _UNKNOWN
+
+    def _element_rank(self, node: cst.BaseExpression, state: State):
+        """How many dimensions the parameter a per-parameter loop binds has: the standard
+        layers' parameters whose run this is all have that many (`p.ndim < 2` splits the
+        biases and norms from the weights and embedding tables)."""
+        held = self.fact(node, state)
+        if type(node) is not cst.Name or node.value not in self.element_parts \
+                or not (isinstance(held, Tensor) and held.parameter):
+            return _UNKNOWN
+        owner, names = self.element_parts[node.value]
+        module = self.lookup(owner, state)
+        if not isinstance(module, Module):
+            return _UNKNOWN
+        layers = dict(module.layers)
+        ranks = set()
+        for name in names:
+            prefix, _, attr = name.rpartition(".")
+            cls = layers.get(prefix)
+            rank = api.PARAMETER_RANKS.get(cls.split(".")[-1], {}).get(attr) if cls else None
+            if rank is None:
+                return _UNKNOWN
+            ranks.add(rank)
+        return ranks.pop() if len(ranks) == 1 else _UNKNOWN
 
     def _truthiness(self, node: cst.BaseExpression, state: State) -> Optional[bool]:
         v = self.known_value(node, state)

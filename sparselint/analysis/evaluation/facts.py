@@ -53,6 +53,8 @@ class Tensor:
     # an uncoalesced COO tensor built on written-out indices that are out of order or repeat
     # an entry: marking it coalesced without coalescing scrambles it
     scrambled: bool = False
+    # how many dimensions it has, where that is known (a standard layer's parameter)
+    rank: Optional[int] = None
     # a parameter of a public function whose own code admits this state for what callers
     # pass: (function, parameter, the test that admits it)
     admitted: Optional[tuple] = field(default=None, compare=False)
@@ -165,6 +167,9 @@ class Params:
     # the names of the models whose parameters these are (`model` of `model.parameters()`):
     # a finding about their gradients no longer holds once one of them is changed
     models: tuple[str, ...] = field(default=(), compare=False)
+    # (submodule path, torch class) of the layers of the model whose `parameters()` these
+    # are, paths relative to it as the part names are: what gives each part its rank
+    layers: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
 # the class of the `Instance` that `sys.argv[1:]` is: the program's own arguments

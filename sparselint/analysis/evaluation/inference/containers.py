@@ -4,6 +4,7 @@ param-group dicts, config dicts, and nn.Sequential / ModuleList / ModuleDict mem
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import reduce
 from typing import Optional
 
 import libcst as cst
@@ -15,6 +16,7 @@ from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module
 from .. import ties
 from ..gradflags import DENSE, NONE, SPARSE, Flags
 from ...cst.names import dotted
+from ...torchops import torchapi as api
 from .values import _UNKNOWN, ABSENT, literal
 from .state import State
 
@@ -323,6 +325,9 @@ class ContainerFacts:
             if every is None or not states:
                 return None
             facts = (every,)
+        if isinstance(node, cst.ListComp) and counted and facts and all(is_parameter(f) for f in facts):
+            # `[p for n, p in param_dict.items() if p.dim() >= 2]`: parameters, one by one
+            return replace(reduce(union_params, (params_of_tensor(f, None) for f in facts)), items=facts)
         if isinstance(node, cst.ListComp):
             return Items(facts, "list", counted=counted)
         return Items(facts, "generator", counted=counted) if isinstance(node, cst.GeneratorExp) else None
@@ -376,7 +381,8 @@ class ContainerFacts:
         if source.parts is None:
             return _subset(source)
         chosen = tuple((n, f) for n, f in source.parts if value(n))
-        return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence)
+        return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence,
+                      layers=source.layers)
 
     def _filtered_parts(self, node, source: Params, state: State) -> Optional[Params]:
         """A filter of a model's parameters known by name (`if p.is_sparse`, `if not
@@ -387,23 +393,16 @@ class ContainerFacts:
         if elements is None:
             return None
         chosen = []
-        variable = _parameter_variable(node.for_in.target, source.named)
-        outer = self.element_parts
-        try:
-            for part, element in zip(source.parts, elements):
-                inner = self._scratch(state)
-                self._bind(node.for_in.target, element, inner, None)
-                if variable is not None and len(source.models) == 1:
-                    # (which parameter of which model it is: `p.dim() >= 2` reads its layer)
-                    self.element_parts = {**outer, variable: (source.models[0], (part[0],))}
-                kept = [self.truth(c.test, inner) for c in node.for_in.ifs]
-                if None in kept:
-                    return None
-                if all(kept):
-                    chosen.append(part)
-        finally:
-            self.element_parts = outer
-        return Params(flags=union_flags(f for _, f in chosen), parts=tuple(chosen), evidence=source.evidence)
+        for part, element in zip(source.parts, elements):
+            inner = self._scratch(state)
+            self._bind(node.for_in.target, element, inner, None)
+            kept = [self.truth(c.test, inner) for c in node.for_in.ifs]
+            if None in kept:
+                return None
+            if all(kept):
+                chosen.append(part)
+        return Params(flags=union_flags(f for _, f in chosen), parts=tuple(chosen), evidence=source.evidence,
+                      layers=source.layers)
 
     def _flattened(self, node, state: State) -> Optional[Params]:
         """`[p for g in opt.param_groups for p in g["params"]]`: the parameters of every
@@ -830,7 +829,7 @@ def sequence_of(kind: str, items: tuple) -> Optional[Fact]:
     return Items(tuple(items), kind)
 
 
-def parameter_of(flags: Flags, evidence) -> Tensor:
+def parameter_of(flags: Flags, evidence, rank: Optional[int] = None) -> Tensor:
     """The one parameter tensor of a module part (an embedding's weight, an `nn.Parameter`)."""
     grad_layout = grad_layout_of(flags)
     if grad_layout == "mixed":
@@ -838,7 +837,15 @@ def parameter_of(flags: Flags, evidence) -> Tensor:
     # a sparse parameter's layout (COO, CSR) is not in the flags
     layout = "strided" if flags.sparse_param is False else "sparse" if flags.sparse_param is True else None
     return Tensor(layout=layout, grad=LEAF, parameter=True, grad_layout=grad_layout,
-                  grad_coalesced=False if grad_layout == "coo" else None, evidence=evidence)
+                  grad_coalesced=False if grad_layout == "coo" else None, rank=rank, evidence=evidence)
+
+
+def part_rank(layers: tuple, name: str) -> Optional[int]:
+    """How many dimensions the parameter `name` of a model made of these layers has, when a
+    standard layer holds it (`user.embedding.weight` of an `Embedding`: 2)."""
+    prefix, _, attr = name.rpartition(".")
+    cls = dict(layers).get(prefix)
+    return api.PARAMETER_RANKS.get(cls.split(".")[-1], {}).get(attr) if cls else None
 
 
 def params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
@@ -924,14 +931,6 @@ def _filter(test: cst.BaseExpression, name_var: Optional[str], param_var: str, s
             if isinstance(lit, str):
                 return ("name", lambda n, s=lit, m=method, k=not negate: getattr(n, m)(s) == k)
     return None
-
-
-def _parameter_variable(target: cst.BaseExpression, named: bool) -> Optional[str]:
-    """The name a comprehension binds each parameter to: `p` of `for p in ...`, or of
-    `for n, p in ...named_parameters()`."""
-    if named and type(target) is cst.Tuple and len(target.elements) == 2:
-        target = target.elements[1].value
-    return target.value if type(target) is cst.Name else None
 
 
 def _is_grad_check(test: cst.BaseExpression, param_var: str) -> bool:

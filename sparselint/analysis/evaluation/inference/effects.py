@@ -24,7 +24,7 @@ _DICT_UPDATES = frozenset({"update", "pop", "popitem", "setdefault", "clear", "_
 from .values import _UNKNOWN, arg, literal
 from .state import State
 from .containers import (SEQUENCE_CONTAINERS, alike, appended, every_layer, is_parameter, is_sequence, layers_of,
-                         parameter_of, params_of_tensor, sequence_items, sequence_of)
+                         parameter_of, params_of_tensor, part_rank, sequence_items, sequence_of)
 
 # Methods that change a list in place.
 _LIST_UPDATES = frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__",
@@ -1284,7 +1284,7 @@ def elements_of(fact) -> Optional[tuple]:
     if isinstance(fact, Params) and fact.groups is None and fact.parts and len(fact.parts) <= _MAX_PARTS:
         # `model.parameters()` of a model whose parameters are all known: each in turn, with
         # the gradient its layer gives it; `named_parameters()` pairs each with its name
-        params = tuple(parameter_of(flags, fact.evidence) for _, flags in fact.parts)
+        params = tuple(parameter_of(flags, fact.evidence, part_rank(fact.layers, name)) for name, flags in fact.parts)
         if fact.named:
             return tuple(Items((Const(value=name), p)) for (name, _), p in zip(fact.parts, params))
         return params

@@ -599,7 +599,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                              else recv.parts if once is False else None)
                     owner = dotted(func.value)
                     return Params(flags=recv.flags, named=method == "named_parameters", parts=parts,
-                                  evidence=recv.evidence, models=(owner,) if owner else ())
+                                  evidence=recv.evidence, models=(owner,) if owner else (), layers=recv.layers)
                 if method == "requires_grad_" and self.argument(node, "requires_grad", 0, state) is False:
                     # `Teacher(...).requires_grad_(False)`: a model none of whose parameters get a gradient
                     return replace(recv, flags=NONE, parts=tuple((n, NONE) for n, _ in recv.parts)

@@ -169,27 +169,10 @@ class PythonValues:
         return _UNKNOWN
 
     def _element_rank(self, node: cst.BaseExpression, state: State):
-        """How many dimensions the parameter a per-parameter loop binds has: the standard
-        layers' parameters whose run this is all have that many (`p.ndim < 2` splits the
-        biases and norms from the weights and embedding tables)."""
+        """How many dimensions a tensor has, where its fact knows (a standard layer's
+        parameter: `p.ndim < 2` splits the biases and norms from the weights and tables)."""
         held = self.fact(node, state)
-        if type(node) is not cst.Name or node.value not in self.element_parts \
-                or not (isinstance(held, Tensor) and held.parameter):
-            return _UNKNOWN
-        owner, names = self.element_parts[node.value]
-        module = self.lookup(owner, state)
-        if not isinstance(module, Module):
-            return _UNKNOWN
-        layers = dict(module.layers)
-        ranks = set()
-        for name in names:
-            prefix, _, attr = name.rpartition(".")
-            cls = layers.get(prefix)
-            rank = api.PARAMETER_RANKS.get(cls.split(".")[-1], {}).get(attr) if cls else None
-            if rank is None:
-                return _UNKNOWN
-            ranks.add(rank)
-        return ranks.pop() if len(ranks) == 1 else _UNKNOWN
+        return held.rank if isinstance(held, Tensor) and held.rank is not None else _UNKNOWN
 
     def _truthiness(self, node: cst.BaseExpression, state: State) -> Optional[bool]:
         v = self.known_value(node, state)

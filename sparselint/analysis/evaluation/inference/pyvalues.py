@@ -12,7 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import NOGRAD, Const, Fact, Instance, Module, Scalar, Tensor, attr_of, join
+from ..facts import NOGRAD, Const, Fact, Instance, Items, Literal, Module, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
 from ...cst.names import CANONICAL, dotted
 from .state import State
@@ -23,9 +23,12 @@ from .values import _CONSTANTS, _UNKNOWN, literal
 _PURE_STR_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                                "casefold", "title", "capitalize", "removeprefix", "removesuffix", "isdigit",
                                "isalpha", "isalnum", "islower", "isupper"})
-_MAX_STR = 200  # longer computed strings are not kept (a loop doubling a string stays bounded)
+_MAX_STR = 200
+_MAX_ITEMS = 64  # longer computed strings are not kept (a loop doubling a string stays bounded)
 _SCALARS = (str, int, float, bool, type(None))
 _CONTAINER_CLASSES = ("dict", "list", "tuple")
+# builtins that copy a sequence into another kind of collection, as far as `in` can tell
+_SEQUENCE_BUILTINS = {"set": frozenset, "frozenset": frozenset, "tuple": tuple, "list": tuple}
 
 
 def _parameter_requires_grad(p: Tensor):
@@ -120,6 +123,8 @@ def value_fact(v) -> Optional[Fact]:
         return Scalar(value=v)
     if isinstance(v, (bool, type(None))) or (isinstance(v, str) and len(v) <= _MAX_STR):
         return Const(value=v)
+    if isinstance(v, (tuple, frozenset)) and len(v) <= _MAX_ITEMS and all(isinstance(x, _SCALARS) for x in v):
+        return Const(value=v)  # (`set(names)`: a collection of known scalars)
     return None
 
 
@@ -153,7 +158,9 @@ class PythonValues:
             if isinstance(held, Tensor) and held.parameter:
                 return _parameter_requires_grad(held)
         if _asks_rank(node):
-            return self._element_rank(node.value if type(node) is cst.Attribute else node.func.value, state)
+            rank = self._element_rank(node.value if type(node) is cst.Attribute else node.func.value, state)
+            if rank is not _UNKNOWN:
+                return rank  # (else `cfg.ndim` of a config object, read as any attribute)
         elif isinstance(node, (cst.Name, cst.Attribute)):
             found = layout_value(api.LAYOUT_NAMES.get(self.names.qualify(node) or ""))
             if found is not _UNKNOWN:
@@ -180,9 +187,24 @@ class PythonValues:
             return None
         return bool(v)
 
+    def _sequence(self, node: cst.BaseExpression, state: State):
+        """A known tuple or list, also a literal one held as data (a parameter's default `()`)."""
+        v = self.known_value(node, state)
+        if v is _UNKNOWN:
+            held = self.fact(node, state)
+            if isinstance(held, Literal):
+                v = held.value
+            elif isinstance(held, Items) and held.counted and all(
+                    isinstance(x, Const) and isinstance(x.value, _SCALARS) for x in held.items):
+                v = tuple(x.value for x in held.items)  # `[n for n, p in model.named_parameters() if ...]`
+        return v if isinstance(v, (tuple, list, frozenset)) else _UNKNOWN
+
     def _members(self, node: cst.BaseExpression, state: State):
         """What `in` looks through: a known string or sequence, or the keys of a known dict."""
         v = self.known_value(node, state)
+        if v is not _UNKNOWN:
+            return v
+        v = self._sequence(node, state)
         if v is not _UNKNOWN:
             return v
         fact = self.fact(node, state)
@@ -265,6 +287,11 @@ class PythonValues:
         if any(a.star or a.keyword is not None for a in node.args):
             return _UNKNOWN
         func = node.func
+        if (isinstance(func, cst.Name) and func.value in _SEQUENCE_BUILTINS and len(node.args) == 1
+                and self._builtin(func.value, state)):
+            # `set(no_weight_decay_list)` of a known sequence: what membership tests read
+            elements = self._sequence(node.args[0].value, state)
+            return _UNKNOWN if elements is _UNKNOWN else _SEQUENCE_BUILTINS[func.value](elements)
         if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1 and self._builtin("len", state):
             held = self.fact(node.args[0].value, state)
             layers = layers_of(held) if isinstance(held, Module) else None  # `len(self.convs)`

@@ -55,6 +55,9 @@ class Tensor:
     scrambled: bool = False
     # how many dimensions it has, where that is known (a standard layer's parameter)
     rank: Optional[int] = None
+    # the model whose parameter it is, taken out of its `parameters()` one by one: a list it
+    # is put in rests on that model, which a later freeze or switch changes
+    model: Optional[str] = field(default=None, compare=False)
     # a parameter of a public function whose own code admits this state for what callers
     # pass: (function, parameter, the test that admits it)
     admitted: Optional[tuple] = field(default=None, compare=False)
@@ -197,8 +200,8 @@ def union_params(a: Params, b: Params) -> Params:
         groups = (a.groups or ((a, None),)) + (b.groups or ((b, None),))
     items = a.items + b.items if a.items is not None and b.items is not None else None
     return Params(flags=a.flags.union(b.flags), paths=a.paths + b.paths if a.paths and b.paths else (),
-                  parts=parts, groups=groups, items=items, evidence=a.evidence + b.evidence,
-                  models=a.models + b.models)
+                  parts=parts, groups=groups, items=items, evidence=tuple(dict.fromkeys(a.evidence + b.evidence)),
+                  models=tuple(dict.fromkeys(a.models + b.models)))
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ EMBEDDINGS = {
 }
 # Where each keyword read of them sits among the positional arguments (torch 2.x signatures).
 EMBEDDING_POSITIONS = {
-    "torch.nn.Embedding": {"sparse": 6},
+    "torch.nn.Embedding": {"sparse": 6, "_freeze": 8},
     "torch.nn.EmbeddingBag": {"mode": 5, "sparse": 6},
     "torch.nn.Embedding.from_pretrained": {"freeze": 1, "sparse": 6},
     "torch.nn.EmbeddingBag.from_pretrained": {"freeze": 1, "mode": 5, "sparse": 6},

@@ -382,7 +382,7 @@ class ContainerFacts:
             return _subset(source)
         chosen = tuple((n, f) for n, f in source.parts if value(n))
         return Params(flags=union_flags(f for _, f in chosen), parts=chosen, evidence=source.evidence,
-                      layers=source.layers)
+                      layers=source.layers, models=source.models)
 
     def _filtered_parts(self, node, source: Params, state: State) -> Optional[Params]:
         """A filter of a model's parameters known by name (`if p.is_sparse`, `if not
@@ -402,7 +402,7 @@ class ContainerFacts:
             if all(kept):
                 chosen.append(part)
         return Params(flags=union_flags(f for _, f in chosen), parts=tuple(chosen), evidence=source.evidence,
-                      layers=source.layers)
+                      layers=source.layers, models=source.models)
 
     def _flattened(self, node, state: State) -> Optional[Params]:
         """`[p for g in opt.param_groups for p in g["params"]]`: the parameters of every
@@ -829,7 +829,7 @@ def sequence_of(kind: str, items: tuple) -> Optional[Fact]:
     return Items(tuple(items), kind)
 
 
-def parameter_of(flags: Flags, evidence, rank: Optional[int] = None) -> Tensor:
+def parameter_of(flags: Flags, evidence, rank: Optional[int] = None, model: Optional[str] = None) -> Tensor:
     """The one parameter tensor of a module part (an embedding's weight, an `nn.Parameter`)."""
     grad_layout = grad_layout_of(flags)
     if grad_layout == "mixed":
@@ -837,7 +837,7 @@ def parameter_of(flags: Flags, evidence, rank: Optional[int] = None) -> Tensor:
     # a sparse parameter's layout (COO, CSR) is not in the flags
     layout = "strided" if flags.sparse_param is False else "sparse" if flags.sparse_param is True else None
     return Tensor(layout=layout, grad=LEAF, parameter=True, grad_layout=grad_layout,
-                  grad_coalesced=False if grad_layout == "coo" else None, rank=rank, evidence=evidence)
+                  grad_coalesced=False if grad_layout == "coo" else None, rank=rank, model=model, evidence=evidence)
 
 
 def part_rank(layers: tuple, name: str) -> Optional[int]:
@@ -856,14 +856,16 @@ def params_of_tensor(t: Tensor, path: Optional[str]) -> Params:
     else:
         flags = Flags(None, None, None)
     if t.is_sparse and t.grad == NOGRAD:
-        return Params(flags=Flags(False, False, None), paths=(path,) if path else (), evidence=t.evidence)
+        return Params(flags=Flags(False, False, None), paths=(path,) if path else (), evidence=t.evidence,
+                      models=(t.model,) if t.model else ())
     if t.is_sparse:
         flags = Flags(flags.has_sparse, flags.has_dense, True)
     elif t.layout == "strided":
         flags = Flags(flags.has_sparse, flags.has_dense, False)
         if t.grad_layout is None and t.parameter:
             flags = Flags(None, None, False)
-    return Params(flags=flags, paths=(path,) if path else (), parts=None, evidence=t.evidence)
+    return Params(flags=flags, paths=(path,) if path else (), parts=None, evidence=t.evidence,
+                  models=(t.model,) if t.model else ())
 
 
 def _subset(p: Params) -> Params:

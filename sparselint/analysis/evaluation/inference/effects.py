@@ -981,6 +981,11 @@ class Effects:
     def _freeze(self, path: str, state: State) -> bool:
         """`model.emb.weight.requires_grad_(False)`: that parameter gets no gradient, in the
         module that owns it (the nearest enclosing path with a module fact)."""
+        held = state.env.get(path)
+        if isinstance(held, Tensor) and held.parameter:
+            # (`p.requires_grad = False` in a loop over parameters: a later `if not
+            # p.requires_grad: continue` skips it)
+            state.env[path] = replace(held, grad=NOGRAD, grad_layout=None, grad_coalesced=None)
         if path in self.element_parts:
             owner, names = self.element_parts[path]
             frozen = [self._freeze(f"{owner}.{n}", state) for n in names]
@@ -1284,7 +1289,8 @@ def elements_of(fact) -> Optional[tuple]:
     if isinstance(fact, Params) and fact.groups is None and fact.parts and len(fact.parts) <= _MAX_PARTS:
         # `model.parameters()` of a model whose parameters are all known: each in turn, with
         # the gradient its layer gives it; `named_parameters()` pairs each with its name
-        params = tuple(parameter_of(flags, fact.evidence, part_rank(fact.layers, name)) for name, flags in fact.parts)
+        model = fact.models[0] if len(fact.models) == 1 else None
+        params = tuple(parameter_of(flags, fact.evidence, part_rank(fact.layers, name), model) for name, flags in fact.parts)
         if fact.named:
             return tuple(Items((Const(value=name), p)) for (name, _), p in zip(fact.parts, params))
         return params

@@ -133,6 +133,13 @@ class TorchCalls:
                     flags = NO_GRADS  # frozen: its weight never gets a gradient
                 elif freeze is not False:
                     flags = UNKNOWN
+            elif "_freeze" in positions:
+                # `nn.Embedding(..., _freeze=True)`: made frozen, as `from_pretrained` does
+                freeze = self.argument(node, "_freeze", positions["_freeze"], state)
+                if freeze is True:
+                    flags = NO_GRADS
+                elif freeze is not False and freeze is not ABSENT:
+                    flags = UNKNOWN
             m = Module(kind=kind, flags=flags, parts=(("weight", flags),), mode=mode if isinstance(mode, str) else None,
                        ordered=True, layers=(("", f"torch.nn.{kind}"),))
             # where a `sparse=` given by name got its value: an option of a public class

@@ -481,6 +481,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if rt is not None and scalar_l and isinstance(op, cst.Multiply):
                 return self._probed(node, state, rt) or self._derived(rt, rt.layout, None, [rt], elementwise=True)
         if lt is None or rt is None:
+            known = lt if lt is not None else rt
+            if isinstance(op, cst.Multiply) and known is not None and known.is_coo:
+                # `(1 - laziness) * p_rw`: a number or a tensor of any layout times a sparse
+                # COO tensor is sparse COO (or raises), uncoalesced where it was (torch 2.13,
+                # 2.9.1: whatever the other operand is)
+                return self._derived(known, "coo", False if known.coalesced is False else None, [known])
             if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l):
                 return self._derived(lt, "strided", None, [lt])
             if rt is not None and rt.layout == "strided" and (scalar_l or scalar_r):

@@ -173,7 +173,11 @@ CHAINS = frozenset({"itertools.chain"})
 
 # Where a standard layer's constructor takes `bias` (torch 2.13.0, 2.9.1): `bias=False`
 # makes no bias parameter.
-BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LazyLinear": 1, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7, "LayerNorm": 3}
+BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LazyLinear": 1, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7, "LayerNorm": 3,
+                 "MultiheadAttention": 3}
+# `nn.MultiheadAttention` arguments that change which parameters it has: with none of them
+# given, its projections are packed (`in_proj_weight`) and `add_bias_kv` adds none
+ATTENTION_VARIANTS = {"add_bias_kv": 4, "kdim": 6, "vdim": 7}
 
 
 def dense_layer_parts(qualified: str, bias=True):
@@ -184,6 +188,10 @@ def dense_layer_parts(qualified: str, bias=True):
         if bias is None:
             return None
         return (("weight", DENSE), ("bias", DENSE)) if bias else (("weight", DENSE),)
+    if qualified.split(".")[-1] == "MultiheadAttention" and bias is not None:
+        names = ("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias") if bias else (
+            "in_proj_weight", "out_proj.weight")
+        return tuple((n, DENSE) for n in names)
     return None
 
 # How many dimensions each parameter of a standard layer has (torch 2.13.0, 2.9.1): what a
@@ -193,6 +201,7 @@ PARAMETER_RANKS = {
     "Linear": {"weight": 2, "bias": 1}, "Bilinear": {"weight": 3, "bias": 1},
     "Conv1d": {"weight": 3, "bias": 1}, "Conv2d": {"weight": 4, "bias": 1}, "Conv3d": {"weight": 5, "bias": 1},
     "LayerNorm": {"weight": 1, "bias": 1}, "BatchNorm1d": {"weight": 1, "bias": 1},
+    "MultiheadAttention": {"in_proj_weight": 2, "in_proj_bias": 1},
     "BatchNorm2d": {"weight": 1, "bias": 1}, "GroupNorm": {"weight": 1, "bias": 1},
 }
 

@@ -250,6 +250,19 @@ class ContainerFacts:
             out = replace(out, items=tuple(facts))  # `[p, q][0]` is `p`
         return out
 
+    def _range(self, node: cst.BaseExpression, state: State) -> Optional[tuple]:
+        """`range(n_layer)` with its bounds known, in a comprehension (`nn.ModuleList([Block(cfg)
+        for _ in range(cfg.n_layer)])`): each number in turn."""
+        if not (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "range"
+                and 1 <= len(node.args) <= 2 and not any(a.star or a.keyword for a in node.args)
+                and self.builtin("range", state)):
+            return None
+        bounds = [self.value(a.value, state) for a in node.args]
+        if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+            return None
+        numbers = range(*bounds)
+        return tuple(Scalar(value=i) for i in numbers) if len(numbers) <= _MAX_COMPREHENDED else None
+
     def _scratch(self, state: State) -> State:
         """A copy of the state to bind a comprehension's target in, kept alive for as long as
         the facts memoised against it (the memo is keyed by the state's identity)."""
@@ -272,6 +285,8 @@ class ContainerFacts:
             nxt = []
             for s in states:
                 elements = self.iterated(comp.iter, s)
+                if elements is None:
+                    elements = self._range(comp.iter, s)
                 if elements is None:
                     # an iterable whose length is not known (a generator function's): the
                     # result holds one fact, true of every element; a filter only drops some
@@ -435,6 +450,10 @@ class ContainerFacts:
         else the one kind of module every element is (its parameter names not known)."""
         kind = q.split(".")[-1]
         named = _modules_held(q, self.fact(inner, state))
+        if named and all(isinstance(m, Module) and m.parts == () and m.cls for _, m in named):
+            # project layers without parameters: nothing to name, and a loop over them meets
+            # one of their class (below) as it does where how many is not known
+            named = None
         if named is not None:
             parts: list[tuple[str, Flags]] = []
             evidence: tuple = ()
@@ -480,6 +499,12 @@ class ContainerFacts:
             return None
         return sequence_container(q, [(str(i), m) for i, m in enumerate(held)])
 
+    def _keyword_dict(self, node: cst.BaseExpression, state: State) -> bool:
+        """`dict(a=x, b=y)`: the builtin called with keywords only."""
+        return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "dict"
+                and bool(node.args) and all(a.keyword is not None and not a.star for a in node.args)
+                and self.builtin("dict", state))
+
     def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
         """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
         items: list[tuple[str, cst.BaseExpression]] = []
@@ -504,6 +529,9 @@ class ContainerFacts:
                     if not isinstance(key, str):
                         return None
                     items.append((key, el.value))
+            elif q.endswith("ModuleDict") and self._keyword_dict(inner, state):
+                # `nn.ModuleDict(dict(wte=nn.Embedding(...), h=...))`
+                items = [(a.keyword.value, a.value) for a in inner.args]
             else:
                 return self._built_container(q, inner, state)
         parts: list[tuple[str, Flags]] = []

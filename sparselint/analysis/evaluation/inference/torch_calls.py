@@ -160,7 +160,13 @@ class TorchCalls:
                 return Module(kind=kind, flags=NO_GRADS, parts=(), ordered=True, layers=(("", q),))
             bias = self.argument(node, "bias", api.BIAS_POSITION[kind], state) if kind in api.BIAS_POSITION else ABSENT
             bias = True if bias is ABSENT else bias if isinstance(bias, bool) else None
-            return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True, layers=(("", q),))
+            layers = (("", q),)
+            if kind == "MultiheadAttention":
+                given = [self.argument(node, n, at, state) for n, at in api.ATTENTION_VARIANTS.items()]
+                if any(v not in (ABSENT, None, False) for v in given):
+                    bias = None  # (separate or extra projections: their names are not listed)
+                layers += (("out_proj", "torch.nn.Linear"),)  # (a subclass of it)
+            return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True, layers=layers)
         if q in api.CHAINS:
             out = None
             for a in node.args:

@@ -180,6 +180,35 @@ BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LazyLinear": 1, "Conv1d": 7, "Conv
 ATTENTION_VARIANTS = {"add_bias_kv": 4, "kdim": 6, "vdim": 7}
 
 
+# Recurrent layers (torch 2.13.0, 2.9.1): their parameters, named by layer and direction,
+# from the keywords that shape them (positional arguments past the two sizes are not read:
+# `nn.RNN` takes `nonlinearity` where the others take `bias`)
+RECURRENT = {"RNN": {"num_layers": 1, "bias": True, "bidirectional": False},
+             "GRU": {"num_layers": 1, "bias": True, "bidirectional": False},
+             "LSTM": {"num_layers": 1, "bias": True, "bidirectional": False, "proj_size": 0}}
+
+
+def recurrent_parts(given: dict):
+    """The parameter names of a recurrent layer built with these keyword values (`given`
+    holds every keyword of `RECURRENT`'s entry, known), in the order torch registers them."""
+    names = []
+    for layer in range(given["num_layers"]):
+        for suffix in ("", "_reverse") if given["bidirectional"] else ("",):
+            names += [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
+            if given["bias"]:
+                names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
+            if given.get("proj_size"):
+                names.append(f"weight_hr_l{layer}{suffix}")
+    return tuple((n, DENSE) for n in names)
+
+
+def parameter_rank(layer: str, name: str):
+    """How many dimensions the parameter `name` of a standard layer has (None: not known)."""
+    if layer in RECURRENT:
+        return 2 if name.startswith("weight_") else 1 if name.startswith("bias_") else None
+    return PARAMETER_RANKS.get(layer, {}).get(name)
+
+
 def dense_layer_parts(qualified: str, bias=True):
     """Parameter names of a standard layer, where they are the usual two; `bias`: what its
     constructor was given for `bias` (True, False, or None when that is not known)."""

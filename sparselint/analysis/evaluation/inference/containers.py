@@ -873,7 +873,7 @@ def part_rank(layers: tuple, name: str) -> Optional[int]:
     standard layer holds it (`user.embedding.weight` of an `Embedding`: 2)."""
     prefix, _, attr = name.rpartition(".")
     cls = dict(layers).get(prefix)
-    return api.PARAMETER_RANKS.get(cls.split(".")[-1], {}).get(attr) if cls else None
+    return api.parameter_rank(cls.split(".")[-1], attr) if cls else None
 
 
 def params_of_tensor(t: Tensor, path: Optional[str]) -> Params:

@@ -603,7 +603,8 @@ class Effects:
         new = None
         if not _tied(owner, name):
             # (a submodule of a kind not known: what the others hold stays as it was)
-            new = _with_submodule(owner, name, fact) or _without_submodule(owner, name)
+            new = (_with_parameter(owner, name, fact) or _with_submodule(owner, name, fact)
+                   or _without_submodule(owner, name))
         self._module_changed(owner_path, owner, new, state)
 
     def _parameter_set_unplaced(self, path: str, state: State) -> None:
@@ -1384,6 +1385,19 @@ def _with_submodule(owner: Module, name: str, fact) -> Optional[Module]:
     classes += (((name, fact.cls, fact.attrs),) if fact.cls else ()) + tuple((prefix + p, c, a) for p, c, a in fact.classes)
     return replace(owner, parts=parts, flags=union_flags(f for _, f in parts), layers=layers, classes=classes,
                    evidence=owner.evidence + fact.evidence[-1:])
+
+
+def _with_parameter(owner: Module, name: str, fact) -> Optional[Module]:
+    """`model.emb.weight = nn.Parameter(vectors)` on a torch layer: the new dense parameter
+    gets the gradient the layer gives its weight (an embedding made with `sparse=True` still
+    looks it up sparsely), or none where it was made frozen. None: not such a replacement."""
+    if (owner.cls is not None or owner.layer_class() is None or not isinstance(fact, Tensor) or not fact.parameter
+            or fact.layout != "strided" or fact.grad not in (LEAF, NOGRAD)):
+        return None
+    if not any(p == name for p, _ in owner.parts):
+        return None
+    parts = tuple((p, (f if fact.grad == LEAF else NO_GRADS) if p == name else f) for p, f in owner.parts)
+    return replace(owner, parts=parts, flags=union_flags(f for _, f in parts))
 
 
 def _may_tie_sparse(value, fact) -> bool:

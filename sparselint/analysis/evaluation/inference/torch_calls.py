@@ -166,7 +166,10 @@ class TorchCalls:
                 if any(v not in (ABSENT, None, False) for v in given):
                     bias = None  # (separate or extra projections: their names are not listed)
                 layers += (("out_proj", "torch.nn.Linear"),)  # (a subclass of it)
-            return Module(kind=kind, flags=DENSE, parts=api.dense_layer_parts(q, bias), ordered=True, layers=layers)
+            parts = api.dense_layer_parts(q, bias)
+            if kind in api.RECURRENT:
+                parts = self._recurrent_parts(kind, node, state)
+            return Module(kind=kind, flags=DENSE, parts=parts, ordered=True, layers=layers)
         if q in api.CHAINS:
             out = None
             for a in node.args:
@@ -370,6 +373,20 @@ class TorchCalls:
             return tuple(items)
         v = literal(node)
         return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    def _recurrent_parts(self, kind: str, node: cst.Call, state: State):
+        """`nn.GRU(d, h, num_layers=2, bidirectional=True)`: its parameter names, where the
+        sizes are the only positional arguments and every keyword that shapes it is known."""
+        if sum(1 for a in node.args if a.keyword is None) > 2 or any(a.star for a in node.args):
+            return None
+        given = {}
+        for name, default in api.RECURRENT[kind].items():
+            value = self.argument(node, name, None, state)
+            value = default if value is ABSENT else value
+            if type(value) is not type(default):
+                return None
+            given[name] = value
+        return api.recurrent_parts(given) if given["num_layers"] <= 8 else None
 
 
 def _disorder(rows) -> Optional[str]:

@@ -83,6 +83,18 @@ class ContainerFacts:
         """(key -> fact of the keys a mapping surely holds, whether it holds no other, where
         its keys are written, the caller that passes it)."""
         fact = self.fact(node, state)
+        pairs = sequence_items(fact) if isinstance(fact, Items) and fact.counted else None
+        if pairs is None and isinstance(fact, Items) and fact.kind == "generator" and fact.counted:
+            pairs = fact.items
+        if pairs is not None:
+            # `OrderedDict((name, nn.EmbeddingBag(n, d)) for name, n, d in tables)`: pairs
+            # whose keys are all known strings
+            held = [elements_of_pair(p) for p in pairs]
+            if all(h is not None for h in held):
+                facts: dict = {}
+                for key, value in held:
+                    facts[key] = value
+                return facts, True, {}, None
         if not isinstance(fact, Instance) or fact.cls != "dict":
             return {}, False
         return _layer(fact)
@@ -765,6 +777,14 @@ class _Merged:
         attrs = tuple((k, f) for k, f in self.facts.items() if f is not None)
         return Instance(cls="dict", attrs=attrs, keys=tuple(self.facts) if self.complete else None,
                         written=tuple(self.written.items()), caller=self.caller)
+
+
+def elements_of_pair(fact) -> Optional[tuple]:
+    """(key, value) of a pair `(k, v)` whose key is a known string."""
+    if isinstance(fact, Items) and fact.counted and len(fact.items) == 2 and isinstance(fact.items[0], Const) \
+            and isinstance(fact.items[0].value, str):
+        return fact.items[0].value, fact.items[1]
+    return None
 
 
 def _layer(fact: Instance) -> tuple:

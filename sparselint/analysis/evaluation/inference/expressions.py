@@ -543,6 +543,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             # runs the coroutine to its end: what it returns
             main = self.fact(node.args[0].value, state) if node.args and not node.args[0].star else None
             return main.result if isinstance(main, Coroutine) else None
+        if q == "collections.OrderedDict":
+            return self._dict_call(node, state)
         if q is not None and self.names.qualify(func) is None:
             node = self._with_partial_keywords(node, state)  # `Emb(10, 4)` of `partial(nn.Embedding, sparse=True)`
         if q is not None and self.names.qualify(func) == q:

@@ -942,6 +942,13 @@ class Calls:
             return None
         return Outcome(effects={f"{me}.{name}": t for name, t in base_parameters(layer).items()})
 
+    def defines(self, base, name: str) -> bool:
+        """Whether the class of this file an object is an instance of has a method `name`
+        (its own or inherited within the file): what `hasattr(model, "no_weight_decay")` asks."""
+        w = self.walker
+        cls = _own_class(base.cls, w.ctx.path) if isinstance(base, Instance) else _local_class(base, w.ctx.path)
+        return cls is not None and cls in w.classes and w.method(w.classes[cls], name) is not None
+
     def member(self, node: cst.Attribute, base, state) -> Optional[Fact]:
         """`obj.name` where the object does not hold `name` itself: the value of a property,
         a method bound to the object, or a class attribute, for a class of this file."""

@@ -327,6 +327,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             return self._item(base, node, state)
         if t is cst.List or t is cst.Tuple:
             return self._collection(node, state)
+        if t is cst.Set:
+            # `{"bias", "pos_embed"}`: the names a model says to skip (no order to iterate in)
+            v = self.known_value(node, state)
+            return value_fact(frozenset(v)) if isinstance(v, tuple) else None
         if t is cst.ListComp or t is cst.GeneratorExp:
             return self._comprehension(node, state) or self._comprehended(node, state)
         if t is cst.DictComp:

@@ -287,10 +287,10 @@ class PythonValues:
         if any(a.star or a.keyword is not None for a in node.args):
             return _UNKNOWN
         func = node.func
-        if (isinstance(func, cst.Name) and func.value in _SEQUENCE_BUILTINS and len(node.args) == 1
+        if (isinstance(func, cst.Name) and func.value in _SEQUENCE_BUILTINS and len(node.args) <= 1
                 and self._builtin(func.value, state)):
             # `set(no_weight_decay_list)` of a known sequence: what membership tests read
-            elements = self._sequence(node.args[0].value, state)
+            elements = self._sequence(node.args[0].value, state) if node.args else ()
             return _UNKNOWN if elements is _UNKNOWN else _SEQUENCE_BUILTINS[func.value](elements)
         if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1 and self._builtin("len", state):
             held = self.fact(node.args[0].value, state)
@@ -368,6 +368,9 @@ class PythonValues:
         if path is not None and self.lookup(f"{path}.{name}", state) is not None:
             return True
         fact = self.fact(obj, state)
+        if (isinstance(fact, (Instance, Module)) and getattr(self, "calls", None) is not None
+                and self.calls.defines(fact, name)):
+            return True
         if isinstance(fact, Instance) and fact.cls not in _CONTAINER_CLASSES:
             return attr_of(fact.attrs, name) is not None
         if isinstance(fact, Module):

@@ -379,6 +379,23 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             return NOGRAD
         return None
 
+    def _number_like(self, node: cst.BaseExpression) -> bool:
+        """A number written out, a parameter of this function whose default is one
+        (`laziness=0.5`), or arithmetic of those: what a caller passes there is taken to be
+        a number too."""
+        if is_number(node):
+            return True
+        if type(node) is cst.BinaryOperation:
+            return self._number_like(node.left) and self._number_like(node.right)
+        if type(node) is cst.UnaryOperation and type(node.operator) in (cst.Minus, cst.Plus):
+            return self._number_like(node.expression)
+        scope = self.scope_node
+        if (type(node) is cst.Name and isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock)
+                and node.value not in assigned_names(scope.body.body)):
+            return any(p.name.value == node.value and p.default is not None and is_number(p.default)
+                       for p in (*scope.params.params, *scope.params.kwonly_params))
+        return False
+
     def _derived(self, base: Optional[Tensor], layout, coalesced, inputs, origin="op", elementwise=False) -> Tensor:
         """A new tensor computed from `inputs`; an elementwise op keeps the base's needs."""
         ev = base.evidence if base is not None else ()
@@ -485,12 +502,12 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if rt is not None and scalar_l and isinstance(op, cst.Multiply):
                 return self._probed(node, state, rt) or self._derived(rt, rt.layout, None, [rt], elementwise=True)
         if lt is None or rt is None:
-            known = lt if lt is not None else rt
-            if isinstance(op, cst.Multiply) and known is not None and known.is_coo:
-                # `(1 - laziness) * p_rw`: a number or a tensor of any layout times a sparse
-                # COO tensor is sparse COO (or raises), uncoalesced where it was (torch 2.13,
-                # 2.9.1: whatever the other operand is)
-                return self._derived(known, "coo", False if known.coalesced is False else None, [known])
+            known, other = (lt, right) if lt is not None else (rt, left)
+            if isinstance(op, cst.Multiply) and known is not None and known.is_coo and self._number_like(other):
+                # `(1 - laziness) * p_rw`: a number times a sparse COO tensor is sparse COO, as
+                # coalesced as it was (another operand may be a CSR mask, a wrapper object, or
+                # a broadcast that coalesces)
+                return self._derived(known, "coo", known.coalesced, [known])
             if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l):
                 return self._derived(lt, "strided", None, [lt])
             if rt is not None and rt.layout == "strided" and (scalar_l or scalar_r):

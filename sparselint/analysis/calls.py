@@ -43,6 +43,14 @@ _STORING = frozenset({cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del})
 _DECORATED = "__decorated_function"
 # The chain of callees being analysed, across files, so mutual recursion between modules ends.
 _ACTIVE: list[cst.FunctionDef] = []
+# the function a module's own top-level code called (`main()` under `if __name__ ==
+# "__main__":`): its call costs no depth, so what it calls is followed as deep as when the
+# function is checked on its own
+_ENTRY: list[cst.FunctionDef] = []
+
+
+def _depth() -> int:
+    return len(_ACTIVE) - (1 if _ENTRY and _ACTIVE and _ACTIVE[0] is _ENTRY[-1] else 0)
 # Modules of the project parsed for calls into them, once per process: (path, hash of text)
 # -> (module, text, import aliases), or None when the text cannot be parsed.
 _PARSED: dict[tuple, Optional[tuple]] = {}
@@ -249,6 +257,8 @@ class Calls:
             target = self._value_target(target, call, state)
         if not isinstance(target, _Target):
             return target is not None
+        if target.node is None:
+            return True  # (a class without a constructor of its own, a callable not read)
         return (target.walker or self.walker).calls._stores_on_parameters(target.node)
 
     def _comprehensions(self, node: cst.CSTNode) -> list:
@@ -1533,7 +1543,7 @@ class Calls:
                 # model may hold them
                 return Outcome(followed=False, unplaced=True)
             return None
-        if len(_ACTIVE) >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:
+        if _depth() >= (MAX_MODEL_DEPTH if _constructor(target) else MAX_DEPTH) or target.node in _ACTIVE:
             return None
         inf = self.walker.ctx.inference
         if target.walker is not None:
@@ -1648,7 +1658,7 @@ class Calls:
         node = target.node
         if target.walker is not None or target.receiver is not None or target.makes is not None:
             return None
-        if len(_ACTIVE) >= MAX_DEPTH:
+        if _depth() >= MAX_DEPTH:
             return None
         value: Optional[Fact] = Callee(target=target.name, node=node if target.closure else None,
                                        local=not target.closure, closure=target.closure, bare=True)
@@ -1813,7 +1823,7 @@ class Calls:
             attrs += (("needs_input_grad", needs),)
         ctx_fact = Instance(cls=AUTOGRAD_CTX, attrs=attrs)
         params = [*target.backward.params.posonly_params, *target.backward.params.params]
-        if not params or not _relevant(ctx_fact) or target.backward in _ACTIVE or len(_ACTIVE) >= MAX_DEPTH:
+        if not params or not _relevant(ctx_fact) or target.backward in _ACTIVE or _depth() >= MAX_DEPTH:
             return None
         bound: dict[str, Fact] = {params[0].name.value: ctx_fact}
         out = forward.returned
@@ -2198,12 +2208,18 @@ class Calls:
             initial[name] = fact
             for attr, sub in getattr(fact, "attrs", ()) or ():
                 initial[f"{name}.{attr}"] = sub
+        scope = self.walker.ctx.scope
+        entry = not _ACTIVE and (scope is None or type(scope.node) is cst.Module)
+        if entry:
+            _ENTRY.append(node)
         _ACTIVE.append(node)
         outer_unplaced, self.unplaced = self.unplaced, False
         try:
             final, returns = w.callee(node, initial, outer, grad, backward_after, saved)
         finally:
             _ACTIVE.pop()
+            if entry:
+                _ENTRY.pop()
             unplaced, self.unplaced = self.unplaced, outer_unplaced
         returned = None
         if returns:

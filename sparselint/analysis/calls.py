@@ -51,6 +51,8 @@ _ENTRY: list[cst.FunctionDef] = []
 
 def _depth() -> int:
     return len(_ACTIVE) - (1 if _ENTRY and _ACTIVE and _ACTIVE[0] is _ENTRY[-1] else 0)
+
+
 # Modules of the project parsed for calls into them, once per process: (path, hash of text)
 # -> (module, text, import aliases), or None when the text cannot be parsed.
 _PARSED: dict[tuple, Optional[tuple]] = {}

@@ -223,6 +223,7 @@ def dense_layer_parts(qualified: str, bias=True):
         return tuple((n, DENSE) for n in names)
     return None
 
+
 # How many dimensions each parameter of a standard layer has (torch 2.13.0, 2.9.1): what a
 # weight-decay split by `p.ndim < 2` / `p.dim() == 1` reads of it.
 PARAMETER_RANKS = {

@@ -83,18 +83,12 @@ class ContainerFacts:
         """(key -> fact of the keys a mapping surely holds, whether it holds no other, where
         its keys are written, the caller that passes it)."""
         fact = self.fact(node, state)
-        pairs = sequence_items(fact) if isinstance(fact, Items) and fact.counted else None
-        if pairs is None and isinstance(fact, Items) and fact.kind == "generator" and fact.counted:
-            pairs = fact.items
-        if pairs is not None:
+        if isinstance(fact, Items) and fact.counted:
             # `OrderedDict((name, nn.EmbeddingBag(n, d)) for name, n, d in tables)`: pairs
             # whose keys are all known strings
-            held = [elements_of_pair(p) for p in pairs]
+            held = [elements_of_pair(p) for p in fact.items]
             if all(h is not None for h in held):
-                facts: dict = {}
-                for key, value in held:
-                    facts[key] = value
-                return facts, True, {}, None
+                return dict(held), True, {}, None
         if not isinstance(fact, Instance) or fact.cls != "dict":
             return {}, False
         return _layer(fact)
@@ -511,12 +505,6 @@ class ContainerFacts:
             return None
         return sequence_container(q, [(str(i), m) for i, m in enumerate(held)])
 
-    def _keyword_dict(self, node: cst.BaseExpression, state: State) -> bool:
-        """`dict(a=x, b=y)`: the builtin called with keywords only."""
-        return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "dict"
-                and bool(node.args) and all(a.keyword is not None and not a.star for a in node.args)
-                and self.builtin("dict", state))
-
     def _container(self, q: str, node: cst.Call, state: State) -> Optional[Module]:
         """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"a": a})`."""
         items: list[tuple[str, cst.BaseExpression]] = []
@@ -541,9 +529,6 @@ class ContainerFacts:
                     if not isinstance(key, str):
                         return None
                     items.append((key, el.value))
-            elif q.endswith("ModuleDict") and self._keyword_dict(inner, state):
-                # `nn.ModuleDict(dict(wte=nn.Embedding(...), h=...))`
-                items = [(a.keyword.value, a.value) for a in inner.args]
             else:
                 return self._built_container(q, inner, state)
         parts: list[tuple[str, Flags]] = []

@@ -23,8 +23,8 @@ from .values import _CONSTANTS, _UNKNOWN, literal
 _PURE_STR_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "replace",
                                "casefold", "title", "capitalize", "removeprefix", "removesuffix", "isdigit",
                                "isalpha", "isalnum", "islower", "isupper"})
-_MAX_STR = 200
-_MAX_ITEMS = 64  # longer computed strings are not kept (a loop doubling a string stays bounded)
+_MAX_STR = 200  # longer computed strings are not kept (a loop doubling a string stays bounded)
+_MAX_ITEMS = 64  # nor longer computed collections
 _SCALARS = (str, int, float, bool, type(None))
 _CONTAINER_CLASSES = ("dict", "list", "tuple")
 # builtins that copy a sequence into another kind of collection, as far as `in` can tell
@@ -139,6 +139,10 @@ class PythonValues:
         v = literal(node)
         if v is not _UNKNOWN or node is None:
             return v
+        if _asks_rank(node):
+            rank = self._rank(node.value if type(node) is cst.Attribute else node.func.value, state)
+            if rank is not _UNKNOWN:
+                return rank  # (else `cfg.ndim` of a config object, read as any attribute)
         if isinstance(node, cst.Name) and node.value in _CONSTANTS:
             return _UNKNOWN
         if isinstance(node, cst.Name) and node.value in getattr(self, "mutated", ()):
@@ -157,10 +161,6 @@ class PythonValues:
             held = self.fact(node.value, state)
             if isinstance(held, Tensor) and held.parameter:
                 return _parameter_requires_grad(held)
-        if _asks_rank(node):
-            rank = self._element_rank(node.value if type(node) is cst.Attribute else node.func.value, state)
-            if rank is not _UNKNOWN:
-                return rank  # (else `cfg.ndim` of a config object, read as any attribute)
         elif isinstance(node, (cst.Name, cst.Attribute)):
             found = layout_value(api.LAYOUT_NAMES.get(self.names.qualify(node) or ""))
             if found is not _UNKNOWN:
@@ -175,7 +175,7 @@ class PythonValues:
             return fact.value
         return _UNKNOWN
 
-    def _element_rank(self, node: cst.BaseExpression, state: State):
+    def _rank(self, node: cst.BaseExpression, state: State):
         """How many dimensions a tensor has, where its fact knows (a standard layer's
         parameter: `p.ndim < 2` splits the biases and norms from the weights and tables)."""
         held = self.fact(node, state)

@@ -166,9 +166,7 @@ class TorchCalls:
                 if any(v not in (ABSENT, None, False) for v in given):
                     bias = None  # (separate or extra projections: their names are not listed)
                 layers += (("out_proj", "torch.nn.Linear"),)  # (a subclass of it)
-            parts = api.dense_layer_parts(q, bias)
-            if kind in api.RECURRENT:
-                parts = self._recurrent_parts(kind, node, state)
+            parts = self._recurrent_parts(kind, node, state) if kind in api.RECURRENT else api.dense_layer_parts(q, bias)
             return Module(kind=kind, flags=DENSE, parts=parts, ordered=True, layers=layers)
         if q in api.CHAINS:
             out = None

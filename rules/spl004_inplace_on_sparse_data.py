@@ -25,15 +25,24 @@ for p in emb.parameters():
 ```
 
 ## Fix safety
-Safe on gradients: the fix drops `.data`, so the op runs on the gradient itself (a gradient
-does not require grad, so no autograd check is involved). Unsafe in a module where a gradient
-may be in an autograd graph: a backward asked for a graph of the gradients (`create_graph`,
-by keyword, by position or through `**kwargs`), or a gradient is an operand of arithmetic or
-an argument of a call (`torch.exp(log_lr) * p.grad` saves it for the backward through the
-product). An in-place op on such a gradient makes that backward raise. The fixed line does what it was
-written to do and nothing else: the op changes the gradient in place (the same object, also
-through any other name bound to it), and an op that torch refuses on a sparse tensor (a
-dense argument to `add_` or `copy_`) raised on `.data` too. No name is rebound. No fix is offered on a sparse
+Safe on gradients that no autograd graph can hold: the fix drops `.data`, so the op runs on
+the gradient itself. It is unsafe where a gradient may be in a graph, in the module or in a
+project module it imports, since an in-place op on one is then one autograd checks and the
+backward through that graph raises:
+- a backward asks for a graph of the gradients (`create_graph`, by keyword, by position or
+  through `**kwargs`), or a hook is registered that may return a gradient computed in one;
+- the op's argument is not a number or a tensor known to need no grad
+  (`mul_(log_lr.exp())` would put the gradient itself into a graph);
+- a gradient is read anywhere but where it surely is not saved for a backward. Those places
+  are: a store to it, an `is None` test, `.data` and properties of it, `print`, an in-place
+  op, and a method that gives a number or a new tensor, called with no tensor argument. A
+  name bound to a gradient (`g = p.grad`) counts only where every use of it is one of these.
+  `torch.exp(log_lr) * p.grad`, `p.grad.mul(w)` and `g = p.grad; g * scale` all save it.
+
+The fixed line does what it was written to do and nothing else: the op changes the gradient
+in place (the same object, also through any other name bound to it), and an op that torch
+refuses on a sparse tensor (a dense argument to `add_` or `copy_`) raised on `.data` too. No
+name is rebound, and a receiver in parentheses keeps them. No fix is offered on a sparse
 parameter, where dropping `.data` would be an in-place op on a leaf (SPL103); wrap the
 update in `torch.no_grad()` instead. Nor where `.data` follows a line break or a comment:
 dropping it would drop the comment too, or join the lines.
@@ -43,9 +52,13 @@ dropping it would drop the comment too, or join the lines.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from sparselint.analysis.cst.tree import walk
+from sparselint.analysis.evaluation.facts import NOGRAD, Const, Scalar, Tensor
+from sparselint.analysis.evaluation.inference.values import is_number
 from sparselint.rule import Rule
 
 from ._common import method_call
@@ -90,9 +103,11 @@ class InplaceOnSparseData(Rule):
             what = ctx.code(owner)
             fix = None
             if t.is_grad and _plain(data.dot):
-                # (a backward that keeps the graph of its gradients makes them require grad:
-                # an in-place op on one would then be one autograd checks)
-                fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=not _graph_of_gradients(ctx.module))
+                # (where a gradient may be in an autograd graph, an in-place op on it is one
+                # autograd checks, and the backward through that graph may then raise)
+                safe = _plain_operands(node, ctx) and not any(
+                    _graph_of_gradients(m) for m in (ctx.module, *ctx.imported_modules()))
+                fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=safe)
             ctx.report(self, node,
                        f"`{what}.data.{mc[1]}(...)` on a sparse tensor changes a detached copy; `{what}` is unchanged",
                        evidence=t.evidence, fix=fix,
@@ -123,29 +138,104 @@ def _plain(dot: cst.Dot) -> bool:
                for w in (dot.whitespace_before, dot.whitespace_after))
 
 
+def _plain_operands(call: cst.Call, ctx) -> bool:
+    """Every argument of the in-place op is a number, or a tensor known to need no grad:
+    one that does (`mul_(log_lr.exp())`) would put the gradient itself into a graph."""
+    for a in call.args:
+        if a.star or is_number(a.value):
+            continue
+        f = ctx.fact(a.value)
+        if isinstance(f, Scalar) or (isinstance(f, Const) and isinstance(f.value, (int, float))):
+            continue
+        if isinstance(f, Tensor) and f.grad == NOGRAD:
+            continue
+        return False
+    return True
+
+
 def _graph_of_gradients(module: cst.Module) -> bool:
-    """Whether a gradient may be in an autograd graph somewhere in the module, where an
-    in-place op on it is one autograd checks: a backward asks for a graph of the gradients
-    (`create_graph=`, by keyword, by position or through `**kwargs`), or a gradient is an
-    operand of arithmetic or an argument of a call (`torch.exp(log_lr) * p.grad`, which
-    saves it for a backward through the product)."""
+    """Whether a gradient may be in an autograd graph in this module, where an in-place op
+    on it is one autograd checks: a backward asks for a graph of the gradients
+    (`create_graph=`, by keyword, by position or through `**kwargs`), a hook may replace a
+    gradient with one computed in a graph, or a gradient is read anywhere but where it
+    surely is not saved for a backward (`torch.exp(log_lr) * p.grad`, `p.grad.mul(w)`, or
+    `g = p.grad` with `g` used later, save it for the backward through the product)."""
+    parents: dict = {}
+    names: dict = {}
     for n in walk(module):
-        if type(n) is cst.Call:
+        for child in n.children:
+            parents[child] = n
+        if type(n) is cst.Name:
+            names.setdefault(n.value, []).append(n)
+    for n in walk(module):
+        t = type(n)
+        if t is cst.Call:
             func = n.func
             name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
             if name in ("backward", "grad") and (
                     any(a.star == "**" for a in n.args)
                     or len([a for a in n.args if a.keyword is None and not a.star]) > (1 if name == "backward" else 2)):
                 return True
-            if any(_grad_read(a.value) for a in n.args):
+            if name in _HOOKS:
                 return True
-        elif type(n) is cst.Arg and n.keyword is not None and n.keyword.value == "create_graph":
+        elif t is cst.Arg and n.keyword is not None and n.keyword.value == "create_graph":
             if not (type(n.value) is cst.Name and n.value.value == "False"):
                 return True
-        elif type(n) is cst.BinaryOperation and (_grad_read(n.left) or _grad_read(n.right)):
+        elif t is cst.Attribute and n.attr.value == "grad" and not _unsaved_read(n, parents, names):
             return True
     return False
 
 
-def _grad_read(node: cst.BaseExpression) -> bool:
-    return type(node) is cst.Attribute and node.attr.value == "grad"
+def _unsaved_read(grad: cst.BaseExpression, parents: dict, names: Optional[dict]) -> bool:
+    """`x.grad` read where it is surely not saved for a backward: stored to, tested against
+    `None`, taken `.data` of, asked a property, passed to `print`, the receiver of an
+    in-place op or of a method that makes a new tensor or a number, with no tensor argument,
+    or bound to a name (`g = p.grad`) whose every use in the module is one of those."""
+    up = parents.get(grad)
+    if names is not None and type(up) is cst.Assign and up.value is grad and len(up.targets) == 1 \
+            and type(up.targets[0].target) is cst.Name:
+        return all(_unsaved_read(use, parents, None) for use in names.get(up.targets[0].target.value, ())
+                   if not _not_a_read(use, parents))
+    if type(up) in (cst.AssignTarget, cst.Del) or (type(up) in (cst.AugAssign, cst.AnnAssign) and up.target is grad):
+        return type(up) is not cst.AugAssign
+    if type(up) is cst.ComparisonTarget and type(up.operator) in (cst.Is, cst.IsNot):
+        return True
+    if type(up) is cst.Comparison and all(type(c.operator) in (cst.Is, cst.IsNot) for c in up.comparisons):
+        return True
+    if type(up) is cst.Arg:
+        call = parents.get(up)
+        return type(call) is cst.Call and type(call.func) is cst.Name and call.func.value in _DISPLAY
+    if type(up) is cst.Attribute and up.value is grad:
+        attr = up.attr.value
+        if attr in _PROPERTIES:
+            return True
+        call = parents.get(up)
+        if type(call) is not cst.Call or call.func is not up or not all(
+                not a.star and (is_number(a.value) or type(a.value) is cst.SimpleString) for a in call.args):
+            return False
+        if attr.endswith("_") or attr in _FRESH:
+            return True
+        # (what may be the gradient itself, or share its version counter, is read as it is)
+        return attr in _ALIASING and _unsaved_read(call, parents, names)
+    return False
+
+
+def _not_a_read(name: cst.Name, parents: dict) -> bool:
+    """A name that reads no variable: an attribute's name, a keyword, a parameter."""
+    up = parents.get(name)
+    return ((type(up) is cst.Attribute and up.attr is name) or (type(up) is cst.Arg and up.keyword is name)
+            or type(up) in (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias))
+
+
+# what a gradient's reader asks of it that is no tensor in a graph
+_PROPERTIES = frozenset({"data", "is_sparse", "shape", "layout", "dtype", "device", "requires_grad", "is_leaf",
+                         "grad_fn", "ndim"})
+# methods that give a number or a new tensor, never a view sharing the gradient's version
+# counter (`detach()`, `coalesce()` of a coalesced tensor and views do share it)
+_FRESH = frozenset({"size", "dim", "numel", "_nnz", "is_coalesced", "item", "tolist", "norm", "sum", "abs", "max",
+                    "min", "mean", "to_dense", "clone", "isfinite", "isnan", "any", "all", "pow"})
+_ALIASING = frozenset({"coalesce", "detach", "values", "indices", "_values", "_indices", "float", "double", "cpu", "to",
+                       "view_as", "contiguous"})
+_DISPLAY = frozenset({"print", "repr", "str", "len", "isinstance", "type", "id"})
+_HOOKS = frozenset({"register_hook", "register_post_accumulate_grad_hook", "register_full_backward_hook",
+                    "register_backward_hook"})

@@ -168,6 +168,20 @@ class Context:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None
 
+    def imported_modules(self) -> list[cst.Module]:
+        """The parsed modules of the project that this file imports (directly): code that
+        runs on what this file hands it. One that does not parse is left out."""
+        from .project.models import project_index
+        out = []
+        for file in project_index().imported_files(self.path, self.source):
+            self.dependencies.add(file)
+            text = project_index()._text(file)
+            try:
+                out.append(cst.parse_module(text)) if text is not None else None
+            except cst.ParserSyntaxError:
+                continue
+        return out
+
     def caller_argument(self, node: cst.BaseExpression) -> Optional[tuple[str, str]]:
         """(function, parameter) when `node` is a parameter of a public function being checked
         as an entry point, still holding whatever a caller outside the package passed (nothing
@@ -477,8 +491,10 @@ class Context:
 
     def replace(self, node: cst.CSTNode, new: cst.CSTNode) -> Edit:
         l1, c1, l2, c2 = self.span(node)
-        if hasattr(new, "lpar") and getattr(node, "lpar", None) is not None:
-            # The recorded range of a node excludes its own parentheses.
+        if hasattr(new, "lpar") and getattr(node, "lpar", None):
+            # The recorded range of a node excludes its own parentheses, which stay around the
+            # new text; a node written without them (`(a or b).data` replaced by its value)
+            # keeps the new one's own
             new = new.with_changes(lpar=(), rpar=())
         return Edit((l1, c1), (l2, c2), self.code(new))
 

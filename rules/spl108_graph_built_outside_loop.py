@@ -98,8 +98,8 @@ class GraphBuiltOutsideLoop(Rule):
         if path in assigned_names(scope.body.body, attributes=True):
             return  # (built again on this call, or cached here: not what the constructor made)
         t = ctx.tensor(operand)
-        if not _constructed_in_graph(t):
-            return
+        if not _constructed_in_graph(t) or ctx.computed_on_read(operand):
+            return  # (a property's getter builds it again on each read)
         ctx.report(self, operand,
                    f"`{path}` is a sparse tensor the constructor built from trainable values; the first "
                    "backward frees its graph, and the backward after the next call raises `RuntimeError: "

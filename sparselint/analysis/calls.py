@@ -1006,6 +1006,21 @@ class Calls:
             return Callee(target=f"{cls}.{name}", local=True, receiver=receiver)
         return None
 
+    def computed_on_read(self, node: cst.Attribute, state) -> bool:
+        """Whether `obj.name` runs a `@property` getter of the object's class (of this file)
+        on every read: what it gives is made anew each time, not a value the object holds
+        (a `cached_property` is made once, and is held)."""
+        base = self.walker.ctx.inference.fact(node.value, state)
+        cls = _own_class(base.cls, self.walker.ctx.path) if isinstance(base, Instance) else _local_class(base, self.walker.ctx.path)
+        klass = self.walker.classes.get(cls) if cls is not None else None
+        method = self.walker.method(klass, node.attr.value) if klass is not None else None
+        if method is None or not any(isinstance(d.decorator, (cst.Name, cst.Attribute)) and _decorator_name(d) == "property"
+                                     for d in method.decorators):
+            return False
+        # (a getter returning what the object holds, `return self._adj`, cached or not, gives
+        # the same tensor on every read)
+        return not any(type(n) is cst.Return and type(n.value) is cst.Attribute for n in walk(method.body))
+
     def entered(self, expr: cst.BaseExpression, state) -> Optional[Fact]:
         """What `with expr as x` binds when `expr` is an object of a class of this file: the
         result of its `__enter__` (often `self`), analysed as a call of that method."""

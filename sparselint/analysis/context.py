@@ -168,6 +168,12 @@ class Context:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None
 
+    def computed_on_read(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` (`self.adj`) is a property its class's getter computes on every
+        read, rather than a value stored on the object."""
+        calls = getattr(self.inference, "calls", None)
+        return type(node) is cst.Attribute and calls is not None and calls.computed_on_read(node, self.state)
+
     def imported_modules(self) -> list[cst.Module]:
         """The parsed modules of the project that this file imports (directly): code that
         runs on what this file hands it. One that does not parse is left out."""

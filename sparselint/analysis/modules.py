@@ -22,6 +22,8 @@ from .evaluation.gradflags import DENSE, NONE as NO_GRADS, SPARSE, UNKNOWN, Flag
 
 # what `origin` a base's weight carries when the constructor's `sparse` is not known
 BASE_WEIGHT = "base weight"
+# the parts of an attribute that is itself a parameter (`self.w = nn.Parameter(...)`)
+PARAMETER = (("", None),)
 
 
 def parameter_flags(t: Tensor) -> Flags:
@@ -78,7 +80,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
             if fact.ties:
                 shared.extend(e for e in fact.evidence if ties.SHARED in e.text and e not in shared)
         elif isinstance(fact, Tensor) and fact.parameter:
-            entries[attr] = (parameter_flags(fact), ())
+            entries[attr] = (parameter_flags(fact), PARAMETER)
             sparse = fact.grad_layout == "coo"
         elif fact is None and attr in stored_calls:
             known = False
@@ -93,7 +95,7 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         if f"self.{attr}" not in effects and attr not in entries:
             known = False  # stored, but what it holds was never known
     for attr in functional:
-        entries[attr] = (SPARSE, ())
+        entries[attr] = (SPARSE, PARAMETER)
     rank = {attr: i for i, attr in enumerate(order)}
     ordered = ordered and all(attr in rank for attr in entries)
     parts: list[tuple[str, Flags]] = []
@@ -101,10 +103,11 @@ def from_run(receiver: Module, effects: dict, untracked: bool, stored_calls: fro
         if sub is None:
             known = False
             parts.append((attr, flags))
-        elif sub:
-            parts.extend((f"{attr}.{p}" if p else attr, f) for p, f in sub)
-        else:
+        elif sub is PARAMETER:
             parts.append((attr, flags))
+        else:
+            # (a layer without parameters, `self.act = nn.GELU()`, adds none)
+            parts.extend((f"{attr}.{p}" if p else attr, f) for p, f in sub)
     flags = union_flags(f for _, f in parts)
     if not known:
         flags = Flags(flags.has_sparse or None, flags.has_dense or None, flags.sparse_param or None)

@@ -119,8 +119,11 @@ class Module:
             return None
         prefix = name + "."
         sub = tuple((p[len(prefix):], f) for p, f in self.parts if p.startswith(prefix))
-        if not sub and not any(p == name for p, _, _ in self.classes):
-            return None  # (a submodule of a project class may hold no parameter)
+        if not sub and not any(p == name or p.startswith(prefix) for p, _, _ in self.classes) \
+                and not any(p == name for p, _ in self.layers):
+            # (a submodule of a project class, a container of them or a torch layer may hold
+            # no parameter: it is still there)
+            return None
         layers = tuple((p[len(prefix):] if p != name else "", c) for p, c in self.layers
                        if p == name or p.startswith(prefix))
         cls, attrs = next(((c, a) for p, c, a in self.classes if p == name), (None, ()))

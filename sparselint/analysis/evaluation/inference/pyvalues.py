@@ -48,6 +48,11 @@ def _asks_rank(node: cst.BaseExpression) -> bool:
             and node.func.attr.value in ("dim", "ndimension"))
 
 
+# operators a tensor applies element by element (`in`, `is` and their negations are Python's)
+_ELEMENTWISE_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal,
+                            cst.NotEqual)
+
+
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -248,7 +253,7 @@ class PythonValues:
         if t is cst.Comparison:
             made = value_fact(self.comparison_value(node, state))
             if made is None:
-                return None
+                return self._dense_mask(node, state)
             # where the compared values came from (a command-line option) is why the result holds
             evidence = tuple(e for part in (node.left, *(c.comparator for c in node.comparisons))
                              for e in _origin(self.fact(part, state)))
@@ -261,6 +266,20 @@ class PythonValues:
         if t is cst.Call:
             return value_fact(self._pure_call(node, state))
         return None
+
+    def _dense_mask(self, node: cst.Comparison, state: State) -> Optional[Tensor]:
+        """`torch.rand(n, m) < density`: a dense tensor compared with a number or another
+        dense tensor is a dense boolean mask, outside any graph. A sparse operand is left
+        unknown (torch compares few sparse layouts, and not to a sparse result always)."""
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, _ELEMENTWISE_COMPARISONS):
+            return None
+        sides = (self.fact(node.left, state), self.fact(node.comparisons[0].comparator, state))
+        tensors = [f for f in sides if isinstance(f, Tensor)]
+        if not tensors or any(t.layout != "strided" for t in tensors):
+            return None
+        if len(tensors) == 1 and not any(isinstance(f, Scalar) for f in sides):
+            return None
+        return Tensor(layout="strided", grad=NOGRAD, origin="op")
 
     def _formatted(self, node: cst.FormattedString, state: State):
         out = []

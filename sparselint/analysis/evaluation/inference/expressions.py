@@ -508,9 +508,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 # coalesced as it was (another operand may be a CSR mask, a wrapper object, or
                 # a broadcast that coalesces)
                 return self._derived(known, "coo", known.coalesced, [known])
-            if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l):
+            if lt is not None and lt.layout == "strided" and (scalar_r or scalar_l or self._number_like(right)):
                 return self._derived(lt, "strided", None, [lt])
-            if rt is not None and rt.layout == "strided" and (scalar_l or scalar_r):
+            if rt is not None and rt.layout == "strided" and (scalar_l or scalar_r or self._number_like(left)):
+                # (`laziness * torch.eye(n)` with `laziness=0.5`: a number, as a caller passes)
                 return self._derived(rt, "strided", None, [rt])
             if lt is not None and lt.layout == "strided" and lt.requires_grad and isinstance(op, cst.Divide):
                 # `w / norm`: a dense tensor divided by what is not known gives a dense one

@@ -125,6 +125,12 @@ DENSE_ELEMENTWISE_MODULES = ("torch.", "torch.nn.functional.", "torch.special.")
 # (values, indices) pair of `max(dim)`): in its graph as it is.
 DENSE_REDUCTIONS = frozenset({"sum", "mean", "prod", "norm", "amax", "amin", "logsumexp", "std", "var", "nansum",
                               "nanmean", "cumsum", "cumprod", "softmax", "log_softmax"})
+# Methods (and `torch.` functions) that reshape, select from or repeat a dense tensor: a
+# dense tensor, in its graph (torch 2.13.0, 2.9.1).
+DENSE_SHAPE_OPS = frozenset({"view", "reshape", "squeeze", "unsqueeze", "flatten", "unflatten", "expand", "expand_as",
+                             "repeat", "narrow", "select", "index_select", "gather", "view_as", "reshape_as",
+                             "movedim", "permute", "transpose", "roll", "flip", "tril", "triu", "masked_fill",
+                             "repeat_interleave"})
 # Methods whose result has the shape of the tensor they are called on.
 SHAPE_KEEPING = frozenset({"coalesce", "to_dense", "clone", "detach", "float", "double", "half", "bfloat16",
                            "contiguous", "cpu", "requires_grad_", "relu", "abs", "neg", "sign", "sqrt", "square"})

@@ -86,6 +86,8 @@ class TorchCalls:
                     value = fn([t.literal for t in tensors], dim)
                     if value is not None:
                         return _literal_tensor(value, tensors[0])
+                if tensors and all(t is not None and t.layout == "strided" for t in tensors):
+                    return self._derived(tensors[0], "strided", None, tensors)  # dense parts: a dense whole
                 return self._probed(node, state, tensors[0] if tensors else None)
             return None
         if q in api.LIKE_FACTORIES:
@@ -220,6 +222,9 @@ class TorchCalls:
         if ft is not None and ft.layout == "strided" and name in api.DENSE_ELEMENTWISE \
                 and q[:len(q) - len(name)] in api.DENSE_ELEMENTWISE_MODULES:
             return self._elementwise(ft)
+        if ft is not None and ft.layout == "strided" and q == f"torch.{name}" and (
+                name in api.DENSE_SHAPE_OPS or name in api.DENSE_REDUCTIONS):
+            return self._derived(ft, "strided", None, [ft])  # `torch.squeeze(w, 1)`, `torch.sum(w, dim=1)`
         return self._probed(node, state, ft)
 
     def _elementwise(self, r: Tensor) -> Tensor:
@@ -332,7 +337,7 @@ class TorchCalls:
             return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
         if r.layout == "strided" and method in api.DENSE_ELEMENTWISE:
             return self._elementwise(r)
-        if r.layout == "strided" and method in api.DENSE_REDUCTIONS:
+        if r.layout == "strided" and (method in api.DENSE_REDUCTIONS or method in api.DENSE_SHAPE_OPS):
             return self._derived(r, "strided", None, [r])
         return self._probed(node, state, r)
 

@@ -22,7 +22,7 @@ from ..calls import Calls
 from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
-from .facts import Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, join, join_all
+from .facts import Callee, Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, join, join_all
 from .gradflags import UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
@@ -1210,9 +1210,10 @@ class Walker:
 
     def _layers_of_kinds(self, node: cst.For, state: State) -> Optional[tuple]:
         """The layers of a ModuleList of project layers of different classes (`for layer in
-        self.layers: x = layer(x, adj)`), or the objects of a list of them (`for cb in
-        callbacks: cb.on_after_backward(model)`), each run as its own class: a join of them
-        is none of the classes, whose methods would not be followed. Also `enumerate` of one."""
+        self.layers: x = layer(x, adj)`), the objects of a list of them (`for cb in
+        callbacks: cb.on_after_backward(model)`), or a list of different functions of the
+        project (`for t in self.transforms: adj = t(adj)`), each run as its own: a join of
+        them is none of them, whose code would not be followed. Also `enumerate` of one."""
         if not isinstance(node.target, (cst.Name, cst.Tuple)) or node.orelse is not None or any(
                 isinstance(n, (cst.Break, cst.Return, cst.Yield, cst.Await, cst.Try, cst.TryStar)) for n in walk(node.body)):
             return None  # (a handler may catch what one layer raises)
@@ -1223,8 +1224,8 @@ class Walker:
             layers = layers_of(held)
         else:
             return None
-        if layers is None or not 2 <= len(layers) <= MAX_OBJECTS_UNROLLED or not all(
-                isinstance(m, (Module, Instance)) and m.cls for m in layers) or len({m.cls for m in layers}) < 2:
+        kinds = [_kind_of(m) for m in layers] if layers is not None else []
+        if not 2 <= len(kinds) <= MAX_OBJECTS_UNROLLED or None in kinds or len(set(kinds)) < 2:
             return None
         return self.ctx.inference.iterated(node.iter, state)
 
@@ -1800,3 +1801,13 @@ def _live_part(state: State, dead: frozenset) -> tuple:
     """What of a state an iteration can read: all but the paths of names it binds first."""
     return ({k: v for k, v in state.env.items() if k.split(".")[0] not in dead},
             {k: v for k, v in state.saved.items() if k.split(".")[0] not in dead})
+
+
+def _kind_of(element) -> Optional[str]:
+    """What an element of a list run one by one is: its project class, or the project
+    function it is (None: neither)."""
+    if isinstance(element, (Module, Instance)):
+        return element.cls or None
+    if isinstance(element, Callee) and element.project and not element.args and not element.kwargs:
+        return element.target
+    return None

@@ -1993,8 +1993,11 @@ class Calls:
                 fact = with_evidence(fact, Evidence.at(call, f"`{target.name}()` called without `{name}`: its default"))
             bound[name] = fact
             # a tensor of literal data (indices written out) matters where the callee can
-            # build a sparse tensor from it, whose shapes it decides
-            known = known or _relevant(fact) or (_holds_literal_data(fact) and self._holds_token(node))
+            # build a sparse tensor from it, whose shapes it decides; a model of a class whose
+            # `forward` can build a fact (a sparse adjacency from what it is given) matters
+            # where the callee runs it
+            known = known or _relevant(fact) or (_holds_literal_data(fact) and self._holds_token(node)) or (
+                isinstance(fact, Module) and self._forward_holds_token(fact))
         for name, given in binding.values.items():
             if name in self._rebound_in(node):
                 continue
@@ -2171,10 +2174,17 @@ class Calls:
             self._tokens_in[node] = bool(tokens) and tokens.search(self.walker.ctx.code(node))
         return self._tokens_in[node]
 
-    def _init_holds_token(self, klass: cst.ClassDef) -> bool:
-        """Whether a class's `__init__` can build a fact itself (its source holds one of the
-        rules' tokens), so that constructing it is worth following with nothing known."""
-        name = klass.name.value
+    def _forward_holds_token(self, model: Module) -> bool:
+        """Whether the `forward` of a model's class of this file can build a fact itself."""
+        cls = _local_class(model, self.walker.ctx.path)
+        klass = self.walker.classes.get(cls) if cls is not None else None
+        return klass is not None and self._init_holds_token(klass, "forward")
+
+    def _init_holds_token(self, klass: cst.ClassDef, method: str = "__init__") -> bool:
+        """Whether a class's `__init__` (or another method) can build a fact itself (its
+        source holds one of the rules' tokens), so that constructing it is worth following
+        with nothing known."""
+        name = (klass.name.value, method)
         if name not in self._init_tokens:
             import ast
             from .project.models import project_index
@@ -2184,9 +2194,9 @@ class Calls:
             if loaded is not None:
                 lines = ctx.source.splitlines()
                 for node in loaded[0].body:
-                    if isinstance(node, ast.ClassDef) and node.name == name:
+                    if isinstance(node, ast.ClassDef) and node.name == name[0]:
                         for item in node.body:
-                            if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                            if isinstance(item, ast.FunctionDef) and item.name == method:
                                 code = "\n".join(lines[item.lineno - 1:item.end_lineno])
                                 found = bool(ctx.tokens) and ctx.tokens.search(code)
                         break

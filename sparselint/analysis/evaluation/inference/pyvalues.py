@@ -314,7 +314,12 @@ class PythonValues:
         if isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1 and self._builtin("len", state):
             held = self.fact(node.args[0].value, state)
             layers = layers_of(held) if isinstance(held, Module) else None  # `len(self.convs)`
-            return len(layers) if layers is not None else _UNKNOWN
+            if layers is not None:
+                return len(layers)
+            if isinstance(held, Items) and held.counted and held.kind in ("list", "tuple"):
+                return len(held.items)
+            elements = self._sequence(node.args[0].value, state)  # `len(field_dims)` of a known list
+            return len(elements) if elements is not _UNKNOWN else _UNKNOWN
         if isinstance(func, cst.Attribute) and func.attr.value in _PURE_STR_METHODS:
             recv = self.known_value(func.value, state)
             if not isinstance(recv, str):

@@ -333,6 +333,8 @@ class Walker:
             self._entry_defaults(node, state, entry)
             self._default_configs(node, state, inference, entry)
         self.silent += silent
+        filtered = _filter_generator(node) if generator and node.asynchronous is None else None
+        at_entry = state.copy() if filtered is not None else None
         try:
             final = self.scope(body, state, inference, scope)
         finally:
@@ -347,6 +349,13 @@ class Walker:
             # calling it runs nothing yet: it gives a generator of what its body yields
             every = join_all(yielded) if generator and node.asynchronous is None else None
             returned = [Items((every,), "generator", counted=False) if every is not None else None]
+            if filtered is not None:
+                # `for p in model.parameters(): if p.requires_grad: yield p` is the generator
+                # expression it spells out: a model's parameters, filtered as that is
+                with self.evaluating(inference):
+                    made = inference.fact(filtered, at_entry)
+                if isinstance(made, Params):
+                    returned = [made]
         elif node.asynchronous is not None:
             # calling it gives a coroutine: awaiting it gives what the body returns (None
             # when it returns nothing)
@@ -1810,4 +1819,52 @@ def _kind_of(element) -> Optional[str]:
         return element.cls or None
     if isinstance(element, Callee) and element.project and not element.args and not element.kwargs:
         return element.target
+    return None
+
+
+def _filter_generator(node: cst.FunctionDef) -> Optional[cst.GeneratorExp]:
+    """The generator expression a generator function's body spells out, where it is one loop
+    that yields one value for the elements passing its tests (`for p in ps: if t: yield p`,
+    `if not t: continue` guards too); None for any other body."""
+    body = [s for s in (node.body.body if isinstance(node.body, cst.IndentedBlock) else ())
+            if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+                    and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    if len(body) != 1 or not isinstance(body[0], cst.For) or body[0].orelse is not None or body[0].asynchronous:
+        return None
+    loop = body[0]
+    tests: list = []
+    lines = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+    while len(lines) > 1 and _guard(lines[0]) is not None:
+        tests.append(cst.UnaryOperation(operator=cst.Not(), expression=_guard(lines[0]).with_changes(
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])))
+        lines = lines[1:]
+    if len(lines) != 1:
+        return None
+    line = lines[0]
+    if isinstance(line, cst.If) and line.orelse is None and isinstance(line.body, cst.IndentedBlock) \
+            and len(line.body.body) == 1:
+        tests.append(line.test)
+        line = line.body.body[0]
+    value = _yield_value(line)
+    if value is None:
+        return None
+    return cst.GeneratorExp(elt=value, for_in=cst.CompFor(target=loop.target, iter=loop.iter,
+                                                          ifs=[cst.CompIf(test=t) for t in tests]))
+
+
+def _guard(line) -> Optional[cst.BaseExpression]:
+    """The test of `if test: continue`."""
+    if (isinstance(line, cst.If) and line.orelse is None and isinstance(line.body, cst.IndentedBlock)
+            and len(line.body.body) == 1 and isinstance(line.body.body[0], cst.SimpleStatementLine)
+            and len(line.body.body[0].body) == 1 and isinstance(line.body.body[0].body[0], cst.Continue)):
+        return line.test
+    return None
+
+
+def _yield_value(line) -> Optional[cst.BaseExpression]:
+    """The value of a line that is `yield value` alone."""
+    if (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr)
+            and isinstance(line.body[0].value, cst.Yield) and isinstance(line.body[0].value.value, cst.BaseExpression)
+            and not isinstance(line.body[0].value.value, cst.From)):
+        return line.body[0].value.value
     return None

@@ -428,6 +428,12 @@ class Calls:
             if isinstance(fact, Callee) and fact.file and inf.lookup(name, state) is None:
                 # the imported function itself, or a model class of that module
                 return self._imported(call, state, name, "") or self._foreign_constructor(call, state)
+            if (isinstance(fact, Callee) and fact.local and fact.receiver is None and fact.node is None
+                    and fact.target.endswith(".apply") and fact.target[:-len(".apply")] in w.classes):
+                # `spmm = SpMM.apply; spmm(adj, x)`: a custom autograd function's usual alias
+                applied = self._autograd_apply(fact.target[:-len(".apply")])
+                if applied is not None:
+                    return applied
             if isinstance(fact, Callee) and fact.project and (
                     fact.node is not None or fact.file or fact.args or fact.kwargs or fact.target != name):
                 return fact  # a function held by another name (`fn()` with `fn=make`), a lambda, a partial
@@ -981,6 +987,8 @@ class Calls:
             return None
         klass = w.classes[cls]
         name = node.attr.value
+        if name == "apply" and not instance and self._derives_autograd_function(klass):
+            return Callee(target=f"{cls}.apply", local=True)  # `spmm = SpMM.apply`
         key = (klass, name)
         if key not in self._members:
             # what the class gives the name, looked up once: classes can be long

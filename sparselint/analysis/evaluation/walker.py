@@ -1154,7 +1154,7 @@ class Walker:
         if shape is None:
             targets = {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
             fits = (isinstance(node.target, (cst.Name, cst.Tuple)) and node.orelse is None
-                    and self._calls_nothing_followed(node.body, targets))
+                    and self._calls_nothing_followed(node.body, targets, targets - _element_names(node)))
             shape = self._unroll_shapes[node] = (fits, fits and _straight(node.body), fits and _tests_of_each(node.body),
                                                  fits and _fills_lists(node.body))
         fits, straight, per_element, fills = shape
@@ -1272,10 +1272,13 @@ class Walker:
             return self.loop(node, start, lambda s: inf.bind_loop_target(node.target, node.iter, s))
         return state
 
-    def _calls_nothing_followed(self, body: cst.BaseSuite, targets: set) -> bool:
-        """Whether the calls of a loop body are torch's, a few builtins', or methods of an
-        element (`opt.step()`): a function of the project followed with one element could
-        test it where the body does not (`if opt is dense_opt:` inside a helper)."""
+    def _calls_nothing_followed(self, body: cst.BaseSuite, targets: set, objects: set) -> bool:
+        """Whether the calls of a loop body are torch's, a few builtins', methods of an
+        element (`opt.step()`), or functions given none of the elements' objects (`objects`,
+        the loop variables other than the names `named_parameters()` pairs them with): a
+        function of the project followed with one element could test it where the body does
+        not (`if opt is dense_opt:` inside a helper); one given only a parameter's name
+        (`p.register_hook(make_hook(name))`) cannot."""
         qualify = self.ctx.inference.names.qualify
         for n in walk(body):
             if type(n) is not cst.Call:
@@ -1298,6 +1301,9 @@ class Walker:
                     break
                 root = root.func if type(root) is cst.Call else root.value
             if type(func) is cst.Attribute and (of_torch or (type(root) is cst.Name and root.value in targets)):
+                continue
+            if type(func) is cst.Name and func.value not in targets and not any(
+                    type(x) is cst.Name and x.value in objects for a in n.args for x in walk(a.value)):
                 continue
             return False
         return True
@@ -1868,3 +1874,15 @@ def _yield_value(line) -> Optional[cst.BaseExpression]:
             and not isinstance(line.body[0].value.value, cst.From)):
         return line.body[0].value.value
     return None
+
+
+def _element_names(loop: cst.For) -> set:
+    """The loop variable holding each element's name in `for name, p in
+    model.named_parameters()` (and `named_modules()`, `named_children()`, `named_buffers()`)."""
+    it = loop.iter
+    if (isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2
+            and isinstance(loop.target.elements[0].value, cst.Name) and isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value in ("named_parameters", "named_modules", "named_children", "named_buffers")):
+        return {loop.target.elements[0].value.value}
+    return set()

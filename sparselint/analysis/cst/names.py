@@ -57,7 +57,7 @@ def dotted(node: cst.BaseExpression) -> str | None:
 
 # Packages whose names are resolved: torch, and the standard library modules whose callables
 # the analysis models (partials, context managers, namespaces, named tuples, dataclasses).
-_ROOTS = ("torch", "itertools", "functools", "contextlib", "types", "argparse", "collections", "typing", "dataclasses", "asyncio", "copy")
+_ROOTS = ("torch", "itertools", "functools", "contextlib", "types", "argparse", "collections", "typing", "dataclasses", "asyncio", "copy", "math")
 
 
 class Names:

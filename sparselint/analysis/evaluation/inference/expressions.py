@@ -28,6 +28,10 @@ from .objects import Objects
 from .sharing import Sharing
 
 _PATH_TYPES = frozenset({cst.Name, cst.Attribute, cst.Subscript})
+# functions of the `math` module that return a Python number (never a tensor)
+_MATH_NUMBERS = frozenset(f"math.{n}" for n in (
+    "sqrt", "log", "log2", "log10", "log1p", "exp", "expm1", "pow", "floor", "ceil", "trunc", "fabs", "cos", "sin",
+    "tan", "tanh", "atan", "atan2", "erf", "gamma", "lgamma", "hypot", "prod", "fsum", "isqrt", "comb", "factorial"))
 _EVALUATED = frozenset({cst.IfExp, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation, cst.FormattedString})
 
 
@@ -412,6 +416,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         attr = node.attr.value
         q = self.names.qualify(node)
         if q is not None:
+            if q in ("math.pi", "math.e", "math.tau", "math.inf"):
+                return Scalar()
             return Callee(target=q) if _is_optimizer_class(q) else None
         base = self.fact(node.value, state)
         where = node
@@ -545,6 +551,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 namespace = Instance(cls="argparse.Namespace", attrs=parsed)
                 return namespace if func.attr.value == "parse_args" else Items((namespace, None))
         q = self.callee_name(func, state)
+        if q in _MATH_NUMBERS:
+            return Scalar()  # `math.sqrt(fan_in)`: a Python number, whatever it is given
         if q == "functools.partial" and node.args and not node.args[0].keyword:
             target = self.callee_name(node.args[0].value, state)
             if target is not None:

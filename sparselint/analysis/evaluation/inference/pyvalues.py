@@ -273,11 +273,13 @@ class PythonValues:
         unknown (torch compares few sparse layouts, and not to a sparse result always)."""
         if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, _ELEMENTWISE_COMPARISONS):
             return None
-        sides = (self.fact(node.left, state), self.fact(node.comparisons[0].comparator, state))
+        nodes = (node.left, node.comparisons[0].comparator)
+        sides = tuple(self.fact(n, state) for n in nodes)
         tensors = [f for f in sides if isinstance(f, Tensor)]
         if not tensors or any(t.layout != "strided" for t in tensors):
             return None
-        if len(tensors) == 1 and not any(isinstance(f, Scalar) for f in sides):
+        if len(tensors) == 1 and not any(isinstance(f, Scalar) or (f is None and self._number_like(n))
+                                         for n, f in zip(nodes, sides)):
             return None
         return Tensor(layout="strided", grad=NOGRAD, origin="op")
 

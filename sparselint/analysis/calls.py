@@ -1025,9 +1025,11 @@ class Calls:
         if method is None or not any(isinstance(d.decorator, (cst.Name, cst.Attribute)) and _decorator_name(d) == "property"
                                      for d in method.decorators):
             return False
-        # (a getter returning what the object holds, `return self._adj`, cached or not, gives
-        # the same tensor on every read)
-        return not any(type(n) is cst.Return and type(n.value) is cst.Attribute for n in walk(method.body))
+        # (a getter returning what the object holds, `return self._adj`, cached or not, or a
+        # method's result on it, `return self._adj.coalesce()`, gives a tensor of the same
+        # graph on every read)
+        return not any(type(n) is cst.Return and n.value is not None and _held_by_object(n.value)
+                       for n in walk(method.body))
 
     def entered(self, expr: cst.BaseExpression, state) -> Optional[Fact]:
         """What `with expr as x` binds when `expr` is an object of a class of this file: the
@@ -2775,3 +2777,10 @@ def _flag_test(body) -> Optional[cst.BaseExpression]:
 
 def _is_name(node, value: str) -> bool:
     return isinstance(node, cst.Name) and node.value == value
+
+
+def _held_by_object(value: cst.BaseExpression) -> bool:
+    """`self._adj`, or a chain of method calls on an attribute (`self._adj.coalesce()`)."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute:
+        value = value.func.value
+    return type(value) is cst.Attribute

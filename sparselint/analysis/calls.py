@@ -927,11 +927,11 @@ class Calls:
             return None
         me = params[0].name.value
         recv = inf.lookup(me, state)
-        if not isinstance(recv, Module):
-            return None  # not a model being built: its base's constructor is not followed
+        if not isinstance(recv, (Module, Instance)) or (isinstance(recv, Instance) and recv.cls in _BUILTIN_INSTANCES):
+            return None  # not an object being built: its base's constructor is not followed
         q = inf.names.qualify(base)
         if q is not None:
-            return self._torch_base_init(q, cst.Name(me), call, state)
+            return self._torch_base_init(q, cst.Name(me), call, state) if isinstance(recv, Module) else None
         found = self._inherited(klass, "__init__")
         if found is None:
             return None
@@ -1336,8 +1336,10 @@ class Calls:
             return None
         record = records.declares_record(info.node)
         if not record:
-            if any(not (isinstance(b, ast.Name) and b.id == "object") for b in info.node.bases) or info.node.keywords:
-                return None  # a model or a subclass: the project index's business
+            bases = [b for b in info.node.bases if not (isinstance(b, ast.Name) and b.id == "object")]
+            if info.node.keywords or (bases and (len(index._project_bases(info.path, info.name)) != len(bases)
+                                                 or index.module_class(qualname, ctx.path, text=ctx.source) is not None)):
+                return None  # a model, or a class with a base from outside the project (`torch.Tensor`)
             inf = ctx.inference
             passed = any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)
             # an instance that is called later (`noise(params)`) gets its facts then
@@ -2784,3 +2786,7 @@ def _held_by_object(value: cst.BaseExpression) -> bool:
     while type(value) is cst.Call and type(value.func) is cst.Attribute:
         value = value.func.value
     return type(value) is cst.Attribute
+
+
+# objects the facts model that are no instance of a class of the project
+_BUILTIN_INSTANCES = frozenset({"dict", "list", "tuple", "argparse.Namespace"})

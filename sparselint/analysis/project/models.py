@@ -445,8 +445,10 @@ class ProjectIndex:
                 code = [c for name, c in self._inherited_methods(file, original, files) if name in ("__init__", "forward")]
             if not any(_holds(tokens, c) for c in code):
                 # the methods and properties of a class that this file names (`g.adjacency`,
-                # `trainer.fit`), and those they or `__init__` call on `self` in turn
-                methods = self._methods_of(file, original)
+                # `trainer.fit`), and those they or `__init__` call on `self` in turn, its
+                # bases' too (a base's `__init__` run by `super()` that calls an overridden
+                # `self.configure_optimizers()`)
+                methods = self._methods_of(file, original) + self._base_methods(file, original, files)
                 if methods:
                     code = list(code) + [c for c in _methods_reached(methods, (text, *code))
                                          if c not in code]
@@ -553,6 +555,16 @@ class ProjectIndex:
             found = self._inherited[key] = (out, consulted)
         files.update(found[1])
         return found[0]
+
+    def _base_methods(self, file: str, name: str, files: set[str], depth: int = 0) -> list[tuple[str, str]]:
+        """(name, source) of every method of the project bases of a class, overridden ones
+        included (`super()` runs them); the bases' files are added to `files`."""
+        out = []
+        for base_file, base in (self._project_bases(file, name) if depth < _MAX_CHAIN else ()):
+            files.add(base_file)
+            out.extend(m for m in self._methods_of(base_file, base) if m not in out)
+            out.extend(m for m in self._base_methods(base_file, base, files, depth + 1) if m not in out)
+        return out
 
     def _project_bases(self, file: str, name: str) -> list[tuple[str, str]]:
         """(file, class name) of the bases of the top-level class `name` that are classes of

@@ -23,7 +23,10 @@ CODES = (
     EngineCode(PARSE_ERROR[0], PARSE_ERROR[1], "A file, or a notebook cell, that does not parse as Python.",
                _SECTIONS.format(
                    what="Reports a file that Python cannot parse, at the place Python points to, and a "
-                        "notebook cell that still does not parse once its IPython lines are masked.",
+                        "notebook cell that still does not parse once its IPython lines are masked. A file "
+                        "whose text holds nothing any selected rule looks for (no sparse constructor, "
+                        "optimizer, clipping call...) is not parsed at all, so its syntax errors are not "
+                        "reported: the check stays as fast as reading it.",
                    why="Nothing in a file (or cell) that does not parse can be checked, so its hazards go "
                        "unreported. The run exits 1, as for any finding; the code cannot be deselected, "
                        "like a syntax error in ruff.",

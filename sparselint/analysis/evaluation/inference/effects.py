@@ -570,6 +570,15 @@ class Effects:
         What the module holds follows where it is known, and is forgotten where it is not
         (here and in the modules that hold it)."""
         name, owner_path = target.attr.value, dotted(target.value)
+        if owner_path is not None and owner_path != "self" and self._being_built(owner_path) and name == "sparse":
+            # `self.entities.sparse = False` in the constructor, after the layer was made
+            # (by this code or a base's): the layer it holds from here on
+            owner = self.fact(target.value, state)
+            if isinstance(owner, Module) and owner.cls is None:
+                switched = state.copy()
+                self._sparse_switch(target, owner, fact, switched)
+                state.bind(owner_path, switched.env.get(owner_path))
+            return
         if owner_path is None or self._being_built(owner_path):
             return  # (a module being built: what its constructor sets is what it is made of)
         owner = self.fact(target.value, state)

@@ -445,13 +445,15 @@ class ProjectIndex:
                 code = [c for name, c in self._inherited_methods(file, original, files) if name in ("__init__", "forward")]
             if not any(_holds(tokens, c) for c in code):
                 # the methods and properties of a class that this file names (`g.adjacency`,
-                # `trainer.fit`), and those they or `__init__` call on `self` in turn, its
-                # bases' too (a base's `__init__` run by `super()` that calls an overridden
-                # `self.configure_optimizers()`)
-                methods = self._methods_of(file, original) + self._base_methods(file, original, files)
+                # `trainer.fit`), and those they or `__init__` call on `self` in turn, also
+                # through its bases' constructors (one run by `super().__init__()` that calls
+                # an overridden `self.configure_optimizers()`); the bases' own code is not
+                # counted, or every file using a subclass of a large base would matter
+                methods = self._methods_of(file, original)
                 if methods:
-                    code = list(code) + [c for c in _methods_reached(methods, (text, *code))
-                                         if c not in code]
+                    own = {c for _, c in methods}
+                    reached = _methods_reached(methods + self._base_methods(file, original, files), (text, *code))
+                    code = list(code) + [c for c in reached if c in own and c not in code]
             if code and any(_holds(tokens, c) for c in code):
                 names.append(local)
                 texts.extend(code)
@@ -557,12 +559,13 @@ class ProjectIndex:
         return found[0]
 
     def _base_methods(self, file: str, name: str, files: set[str], depth: int = 0) -> list[tuple[str, str]]:
-        """(name, source) of every method of the project bases of a class, overridden ones
-        included (`super()` runs them); the bases' files are added to `files`."""
+        """(name, source) of the constructors of the project bases of a class, overridden
+        ones included (`super().__init__()` runs them); the bases' files are added to
+        `files`."""
         out = []
         for base_file, base in (self._project_bases(file, name) if depth < _MAX_CHAIN else ()):
             files.add(base_file)
-            out.extend(m for m in self._methods_of(base_file, base) if m not in out)
+            out.extend(m for m in self._methods_of(base_file, base) if m[0] == "__init__" and m not in out)
             out.extend(m for m in self._base_methods(base_file, base, files, depth + 1) if m not in out)
         return out
 

@@ -192,6 +192,9 @@ def _unsaved_read(grad: cst.BaseExpression, parents: dict, names: Optional[dict]
     in-place op or of a method that makes a new tensor or a number, with no tensor argument,
     or bound to a name (`g = p.grad`) whose every use in the module is one of those."""
     up = parents.get(grad)
+    if type(up) is cst.Assign and up.value is grad and all(
+            type(t.target) is cst.Attribute and t.target.attr.value == "grad" for t in up.targets):
+        return True  # stored back as a gradient (`p.grad = p.grad.coalesce()`): read as gradients are
     if names is not None and type(up) is cst.Assign and up.value is grad and len(up.targets) == 1 \
             and type(up.targets[0].target) is cst.Name:
         return all(_unsaved_read(use, parents, None) for use in names.get(up.targets[0].target.value, ())

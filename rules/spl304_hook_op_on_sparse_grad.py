@@ -79,7 +79,10 @@ class HookOpOnSparseGrad(Rule):
             return grad if isinstance(n, cst.Name) and n.value == name else None
 
         table = optable.active()
+        dense_only = _dense_only(fn.body, name)
         for n in walk(fn.body, stop=(cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            if id(n) in dense_only:
+                continue
             if isinstance(n, cst.Call):
                 found = uses_of_call(n, ctx.qualname, tensor, table.__contains__)
             elif isinstance(n, cst.BinaryOperation):
@@ -104,3 +107,59 @@ class HookOpOnSparseGrad(Rule):
                            suggestion=f"apply the op to `{name}.coalesce().values()` and rebuild the sparse gradient")
                 return
 
+
+def _dense_only(body: cst.CSTNode, name: str) -> set:
+    """Ids of the nodes of a hook's body that run only for a dense gradient: the other
+    branch of a layout test of it (`if grad.is_sparse: ... else: <here>`, `a if
+    grad.is_sparse else <here>`), and what follows a branch for a sparse one that leaves
+    (`if grad.is_sparse: return grad`)."""
+    skipped: list = []
+    for n in (body, *walk(body, stop=(cst.Lambda, cst.FunctionDef, cst.ClassDef))):
+        if isinstance(n, (cst.If, cst.IfExp)):
+            sparse = _sparse_test(n.test, name)
+            if sparse is None:
+                continue
+            dense_arm = n.orelse if sparse else n.body
+            if dense_arm is not None:
+                skipped.append(dense_arm)
+        if isinstance(n, (cst.IndentedBlock, cst.Module)):
+            lines = list(n.body)
+            for i, line in enumerate(lines):
+                if (isinstance(line, cst.If) and _sparse_test(line.test, name) is True and line.orelse is None
+                        and _leaves(line.body)):
+                    skipped.extend(lines[i + 1:])
+                    break
+    return {id(x) for top in skipped for x in walk(top)}
+
+
+def _sparse_test(test: cst.BaseExpression, name: str):
+    """True for a test that holds for a sparse `name` only (`name.is_sparse`, `name.layout ==
+    torch.sparse_coo`, `name.layout != torch.strided`), False for its negation, None for any
+    other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _sparse_test(test.expression, name)
+        return None if inner is None else not inner
+    if (isinstance(test, cst.Attribute) and test.attr.value == "is_sparse" and isinstance(test.value, cst.Name)
+            and test.value.value == name):
+        return True
+    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Attribute)
+            and test.left.attr.value == "layout" and isinstance(test.left.value, cst.Name)
+            and test.left.value.value == name and isinstance(test.comparisons[0].comparator, cst.Attribute)):
+        op = test.comparisons[0].operator
+        layout = test.comparisons[0].comparator.attr.value
+        if layout not in ("sparse_coo", "strided") or not isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+            return None
+        equal = isinstance(op, (cst.Equal, cst.Is))
+        return equal if layout == "sparse_coo" else not equal
+    return None
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """The block always ends in `return` or `raise`."""
+    lines = list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+    last = lines[-1] if lines else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    if isinstance(last, cst.SimpleStatementSuite):
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    return False

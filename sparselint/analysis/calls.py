@@ -1354,13 +1354,19 @@ class Calls:
             return None
         klass = there.classes[info.name]
         init = there.method(klass, "__init__")
+        owner = there
+        if init is None and not record:
+            # a subclass that runs the constructor it inherits from a base of another module
+            inherited = there.calls._inherited(klass, "__init__")
+            if inherited is not None:
+                init, owner = inherited[0], inherited[1] or there
         if (init is None) != record:
             return None  # a record with its own `__init__`, or a plain class without one
         ctx.dependencies.add(file)
         if record:
             return _Target(None, info.name, klass=klass, makes="instance", walker=there)
         return _Target(init, info.name, receiver=Instance(cls=f"{there.ctx.path}::{info.name}"), klass=klass,
-                       makes="instance", walker=there, summary=True)
+                       makes="instance", walker=owner, summary=True)
 
     def _imported_maker(self, local: str, attribute: str) -> bool:
         """A function of another module that defines nested functions (a decorator factory):

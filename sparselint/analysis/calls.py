@@ -151,7 +151,7 @@ class Calls:
         self._untracked: dict[cst.FunctionDef, bool] = {}
         self._freezers: dict[cst.FunctionDef, bool] = {}
         self._param_stores: dict[cst.FunctionDef, bool] = {}
-        self._init_tokens: dict[str, bool] = {}
+        self._method_tokens: dict[tuple, bool] = {}
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._literal_sources: dict[tuple, bool] = {}
@@ -1975,7 +1975,7 @@ class Calls:
                 paths[first] = "self"
             # a constructor always runs: what __init__ builds is what later method calls see
             known = any(_relevant(f) for f in bound.values()) or (
-                target.makes is not None and self._init_holds_token(target.klass))
+                target.makes is not None and self._method_holds_token(target.klass, "__init__"))
         binding = bind(Signature.of_cst(p, skip=1 if target.receiver is not None else 0), self._pieces(call, state))
         if binding is None:
             return None, paths, False, defaulted, containers  # Python raises a TypeError: the callee never runs
@@ -2196,14 +2196,14 @@ class Calls:
         """Whether the `forward` of a model's class of this file can build a fact itself."""
         cls = _local_class(model, self.walker.ctx.path)
         klass = self.walker.classes.get(cls) if cls is not None else None
-        return klass is not None and self._init_holds_token(klass, "forward")
+        return klass is not None and self._method_holds_token(klass, "forward")
 
-    def _init_holds_token(self, klass: cst.ClassDef, method: str = "__init__") -> bool:
-        """Whether a class's `__init__` (or another method) can build a fact itself (its
-        source holds one of the rules' tokens), so that constructing it is worth following
-        with nothing known."""
+    def _method_holds_token(self, klass: cst.ClassDef, method: str) -> bool:
+        """Whether a method of a class can build a fact itself (its source holds one of the
+        rules' tokens): `__init__`, so that constructing it is worth following with nothing
+        known; `forward`, so that a call given a model of it is."""
         name = (klass.name.value, method)
-        if name not in self._init_tokens:
+        if name not in self._method_tokens:
             import ast
             from .project.models import project_index
             ctx = self.walker.ctx
@@ -2218,8 +2218,8 @@ class Calls:
                                 code = "\n".join(lines[item.lineno - 1:item.end_lineno])
                                 found = bool(ctx.tokens) and ctx.tokens.search(code)
                         break
-            self._init_tokens[name] = found
-        return self._init_tokens[name]
+            self._method_tokens[name] = found
+        return self._method_tokens[name]
 
     def _rebound_in(self, node: cst.FunctionDef) -> set[str]:
         if node not in self._rebound:

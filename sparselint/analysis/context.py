@@ -178,14 +178,13 @@ class Context:
         """The parsed modules of the project that this file imports (directly): code that
         runs on what this file hands it. One that does not parse is left out."""
         from .project.models import project_index
+        from .calls import _parse
         out = []
         for file in project_index().imported_files(self.path, self.source):
             self.dependencies.add(file)
-            text = project_index()._text(file)
-            try:
-                out.append(cst.parse_module(text)) if text is not None else None
-            except cst.ParserSyntaxError:
-                continue
+            parsed = _parse(file)  # (parsed once per process for calls into it)
+            if parsed is not None:
+                out.append(parsed[0])
         return out
 
     def caller_argument(self, node: cst.BaseExpression) -> Optional[tuple[str, str]]:

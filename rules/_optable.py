@@ -34,13 +34,13 @@ class Verdict:
 def uses(node: cst.CSTNode, ctx) -> list[OpUse]:
     table = optable.active()
     if isinstance(node, cst.Call):
-        return uses_of_call(node, ctx.qualname, ctx.tensor, table.__contains__)
+        return uses_of_call(node, ctx.qualname, ctx.tensor, table.__contains__, ctx.number)
     if isinstance(node, cst.BinaryOperation):
-        return uses_of_binary(node, ctx.tensor)
+        return uses_of_binary(node, ctx.tensor, ctx.number)
     if isinstance(node, cst.AugAssign):
-        return uses_of_augassign(node, ctx.tensor)
+        return uses_of_augassign(node, ctx.tensor, ctx.number)
     if isinstance(node, cst.Comparison):
-        return uses_of_comparison(node, ctx.tensor)
+        return uses_of_comparison(node, ctx.tensor, ctx.number)
     if isinstance(node, cst.UnaryOperation):
         return uses_of_unary(node, ctx.tensor)
     if isinstance(node, cst.Subscript):

@@ -3,9 +3,13 @@
 Checks for ops that have no kernel for the sparse layout of their operand at all (they work
 on a dense tensor, and on no sparse layout in that argument form): `s.mean()`,
 `torch.softmax(s, 1)`, `F.softmax(s, dim=1)`, `s.softmax(1)`, `F.dropout(s)`, `s.reshape(-1)`,
-`torch.sigmoid(s)`, comparisons such as `s > 0`... Every spelling of the op is covered:
-function, method, operator, in-place and augmented assignment. Sparse gradients are SPL302;
-ops that exist for another sparse layout are SPL506; `sparse + dense` is SPL501.
+`torch.sigmoid(s)`, comparisons such as `s > 0`, a number added to a sparse tensor
+(`s + eps`)... Every spelling of the op is covered: function, method, operator, in-place and
+augmented assignment. A number counts whether it is written out or held by a name, an
+attribute or a config field (`eps = math.exp(-4)`, `cfg.jitter`); one whose value is not
+known is reported only where the op fails for every number the table probes (`s * eps`
+works, `s + eps` does not). Sparse gradients are SPL302; ops that exist for another sparse
+layout are SPL506; `sparse + dense` is SPL501.
 
 ## Why is this bad?
 The call raises at this line, typically `NotImplementedError: Could not run 'aten::mean.dim'

@@ -8,7 +8,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Diagnostic, Edit, Evidence, Fix
-from .evaluation.facts import Callee, Fact, Tensor
+from .evaluation.facts import Callee, Fact, Scalar, Tensor
+from .torchops.opcall import number_kind
 from .cst.names import Names, dotted
 from ..source import split_lines
 from .cst.tree import Order, child_list
@@ -167,6 +168,14 @@ class Context:
     def tensor(self, node: cst.BaseExpression) -> Optional[Tensor]:
         fact = self.fact(node)
         return fact if isinstance(fact, Tensor) else None
+
+    def number(self, node: cst.BaseExpression) -> Optional[str]:
+        """The probed stand-in for a Python number `node` holds (see `torchops.opcall`):
+        "num" when its value is not known, None when it is not known to be a number."""
+        fact = self.fact(node)
+        if not isinstance(fact, Scalar):
+            return None
+        return number_kind(fact.value)
 
     def computed_on_read(self, node: cst.BaseExpression) -> bool:
         """Whether `node` (`self.adj`) is a property its class's getter computes on every

@@ -55,6 +55,18 @@ def _number(node) -> Optional[str]:
     return None
 
 
+def number_kind(value) -> Optional[str]:
+    """The probed stand-in for a number held by a name: as `_number` for a literal of that
+    value, "num" for a number of unknown value."""
+    if value is None:
+        return "num"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float):
+        return "float"
+    return "0" if value == 0 else "int" if value == 1 else "2" if value >= 2 else "-1" if value == -1 else None
+
+
 def _int(node: cst.Integer) -> Optional[int]:
     try:
         return int(node.value.replace("_", ""), 0)
@@ -62,8 +74,17 @@ def _int(node: cst.Integer) -> Optional[int]:
         return None
 
 
-def _operand_form(node, fact: Optional[Tensor], subject: Tensor) -> Optional[str]:
+def _number_or_held(node, number: Optional[Callable]) -> Optional[str]:
+    """The probed stand-in for a literal, or for a name or expression that holds a Python
+    number (`eps = math.exp(-4)`): "num" when its value is not known."""
     kind = _number(node)
+    if kind is None and number is not None:
+        kind = number(node)
+    return kind
+
+
+def _operand_form(node, fact: Optional[Tensor], subject: Tensor, number: Optional[Callable] = None) -> Optional[str]:
+    kind = _number_or_held(node, number)
     if kind is not None:
         return kind
     if fact is None or fact.layout is None:
@@ -75,7 +96,8 @@ def _operand_form(node, fact: Optional[Tensor], subject: Tensor) -> Optional[str
     return None
 
 
-def form_of(rest: list, keywords: dict, tensor, subject: Tensor) -> tuple[Optional[str], Optional[Tensor]]:
+def form_of(rest: list, keywords: dict, tensor, subject: Tensor,
+            number: Optional[Callable] = None) -> tuple[Optional[str], Optional[Tensor]]:
     """The probed form of a call given its arguments after the subject, and a sparse second
     operand when there is one."""
     names = set(keywords)
@@ -93,7 +115,7 @@ def form_of(rest: list, keywords: dict, tensor, subject: Tensor) -> tuple[Option
     if not rest:
         return "x", None
     facts = [tensor(a) if _number(a) is None else None for a in rest]
-    parts = [_operand_form(a, f, subject) for a, f in zip(rest, facts)]
+    parts = [_operand_form(a, f, subject, number) for a, f in zip(rest, facts)]
     if len(rest) == 1 and parts[0] is not None:
         form = "x," + parts[0]
         return form, facts[0] if parts[0] == "x" else None
@@ -114,7 +136,8 @@ def _split(call: cst.Call):
     return positional, keywords, starred
 
 
-def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table: Callable[[str], bool]) -> list[OpUse]:
+def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table: Callable[[str], bool],
+                 number: Optional[Callable] = None) -> list[OpUse]:
     """The sparse operands of a call and the entry for each (usually one)."""
     positional, keywords, starred = _split(call)
     if starred:
@@ -134,7 +157,7 @@ def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table:
             return []
         ft = tensor(first)
         if ft is not None and ft.is_sparse:
-            form, other = form_of(positional[1:], keywords, tensor, ft)
+            form, other = form_of(positional[1:], keywords, tensor, ft, number)
             return [OpUse(op, form, first, ft, other, spelled, fallback_ok)]
         if ft is not None and ft.layout == "strided" and len(positional) in (2, 3) and not keywords:
             st = tensor(positional[1])
@@ -157,7 +180,7 @@ def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table:
         return []
     spelled = f"`.{method}()`"
     if rt.is_sparse:
-        form, other = form_of(positional, keywords, tensor, rt)
+        form, other = form_of(positional, keywords, tensor, rt, number)
         return [OpUse(op, form, receiver, rt, other, spelled, fallback_ok)]
     if rt.layout == "strided" and len(positional) == 1 and not keywords:
         st = tensor(positional[0])
@@ -176,22 +199,22 @@ def _join_items(items: list[Tensor]) -> Tensor:
     return replace(first, coalesced=coalesced)
 
 
-def _scalar_or_tensor(node, tensor) -> tuple[Optional[str], Optional[Tensor]]:
-    kind = _number(node)
+def _scalar_or_tensor(node, tensor, number: Optional[Callable] = None) -> tuple[Optional[str], Optional[Tensor]]:
+    kind = _number_or_held(node, number)
     if kind is not None:
         return kind, None
     return None, tensor(node)
 
 
-def uses_of_binary(node: cst.BinaryOperation, tensor: Callable) -> list[OpUse]:
+def uses_of_binary(node: cst.BinaryOperation, tensor: Callable, number: Optional[Callable] = None) -> list[OpUse]:
     name = BINARY_DUNDERS.get(type(node.operator).__name__)
     if name is None:
         return []
     symbol = SYMBOLS.get(type(node.operator).__name__, name)
     lt = tensor(node.left)
     if lt is not None and lt.is_sparse:
-        kind, rt = _scalar_or_tensor(node.right, tensor)
-        form = _operand_form(node.right, rt, lt)
+        kind, rt = _scalar_or_tensor(node.right, tensor, number)
+        form = _operand_form(node.right, rt, lt, number)
         if form is None:
             return []
         return [OpUse(f"Tensor.__{name}__", "x," + form, node.left, lt, rt if form == "x" else None, f"`{symbol}`")]
@@ -200,28 +223,28 @@ def uses_of_binary(node: cst.BinaryOperation, tensor: Callable) -> list[OpUse]:
         return []
     if lt is not None and lt.layout == "strided":
         return [OpUse(f"Tensor.__{name}__", "dense,x", node.right, rt, spelled=f"`{symbol}`")]
-    kind = _number(node.left)
+    kind = _number_or_held(node.left, number)
     if kind is not None:
         return [OpUse(f"Tensor.__r{name}__", "x," + kind, node.right, rt, spelled=f"`{symbol}`")]
     return []
 
 
-def uses_of_augassign(node: cst.AugAssign, tensor: Callable) -> list[OpUse]:
+def uses_of_augassign(node: cst.AugAssign, tensor: Callable, number: Optional[Callable] = None) -> list[OpUse]:
     name = AUGMENTED_DUNDERS.get(type(node.operator).__name__)
     if name is None:
         return []
     t = tensor(node.target)
     if t is None or not t.is_sparse:
         return []
-    kind, vt = _scalar_or_tensor(node.value, tensor)
-    form = _operand_form(node.value, vt, t)
+    kind, vt = _scalar_or_tensor(node.value, tensor, number)
+    form = _operand_form(node.value, vt, t, number)
     if form is None:
         return []
     symbol = SYMBOLS.get(type(node.operator).__name__[: -len("Assign")], name) + "="
     return [OpUse(f"Tensor.__i{name}__", "x," + form, node.target, t, vt if form == "x" else None, f"`{symbol}`")]
 
 
-def uses_of_comparison(node: cst.Comparison, tensor: Callable) -> list[OpUse]:
+def uses_of_comparison(node: cst.Comparison, tensor: Callable, number: Optional[Callable] = None) -> list[OpUse]:
     if len(node.comparisons) != 1:
         return []
     name = COMPARISON_DUNDERS.get(type(node.comparisons[0].operator).__name__)
@@ -229,8 +252,8 @@ def uses_of_comparison(node: cst.Comparison, tensor: Callable) -> list[OpUse]:
     if name is None or t is None or not t.is_sparse:
         return []
     right = node.comparisons[0].comparator
-    kind, rt = _scalar_or_tensor(right, tensor)
-    form = _operand_form(right, rt, t)
+    kind, rt = _scalar_or_tensor(right, tensor, number)
+    form = _operand_form(right, rt, t, number)
     if form is None:
         return []
     return [OpUse(f"Tensor.__{name}__", "x," + form, node.left, t, rt if form == "x" else None, "a comparison")]
@@ -260,12 +283,24 @@ SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDi
             "LeftShift": "<<", "RightShift": ">>"}
 
 
+# The probed numbers a number of unknown value may be (a bool is a `Const`, never one of them).
+_ANY_NUMBER = ("float", "2.0", "int", "0", "2", "-1")
+
+
 def with_alternatives(uses: list[OpUse]) -> list[OpUse]:
     """A float literal is probed as 0.5 and as 2.0; a call with any float is judged only where
-    both agree (`s ** 0.5` and `s ** 2.0` differ in backward)."""
+    both agree (`s ** 0.5` and `s ** 2.0` differ in backward). A number of unknown value is
+    judged only where every probed number agrees."""
     from dataclasses import replace
-    return [replace(u, also=(u.form.replace("float", "2.0"),)) if u.form and u.form.endswith(",float") else u
-            for u in uses]
+    out = []
+    for u in uses:
+        if u.form and u.form.endswith(",num"):
+            head = u.form[: -len("num")]
+            u = replace(u, form=head + _ANY_NUMBER[0], also=tuple(head + k for k in _ANY_NUMBER[1:]))
+        elif u.form and u.form.endswith(",float"):
+            u = replace(u, also=(u.form.replace("float", "2.0"),))
+        out.append(u)
+    return out
 
 
 def joined(use: OpUse) -> Tensor:

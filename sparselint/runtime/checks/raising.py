@@ -94,6 +94,10 @@ def install(session):
             if first is not None and first in watch.grads:
                 return record(exc, "SPL303", "adding a dense tensor into a sparse gradient raises",
                               "add only the touched rows, as a sparse tensor", watch.maker_evidence(watch.grads[first]))
+            if is_sparse(first) and len(args) > 1 and isinstance(args[1], (int, float)) and not isinstance(args[1], bool):
+                # a number has no sparse kernel either way round (`1.0 + s` raises too)
+                return record(exc, "SPL503", "a number added to a sparse tensor raises",
+                              "add it to the values, or to a dense copy")
             if is_sparse(first):
                 return record(exc, "SPL501", "sparse + dense raises", "write it dense + sparse")
             return False

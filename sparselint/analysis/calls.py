@@ -863,6 +863,11 @@ class Calls:
             method = there.method(foreign, name)
             if method is not None:
                 return method, there
+            if depth < 8:
+                # a base of a base, in a third module (`SparseTrainer -> AdamTrainer -> BaseTrainer`)
+                found = there.calls._inherited(foreign, name, depth + 1)
+                if found is not None:
+                    return found
             if any(b.keyword is None and not (isinstance(b.value, cst.Name) and b.value.value in there.classes)
                    for b in foreign.bases):
                 return None  # its own bases are not all known
@@ -1207,7 +1212,10 @@ class Calls:
         if found is None:
             return None
         there, klass, file, name, tokens = found
-        method = there.method(klass, "forward")
+        method, owner = there.method(klass, "forward"), there
+        if method is None:
+            # a template `forward` of a base class of a third module (`h = self.encode(x)`)
+            method, owner = there.calls._inherited(klass, "forward") or (None, None)
         if method is None or _is_static(method):
             return None
         inf = self.walker.ctx.inference
@@ -1216,8 +1224,9 @@ class Calls:
             return None
         self.walker.ctx.dependencies.add(file)
         # in that module the instance is one of its own classes: its methods are followed there
+        # (in a base's module, an object of a subclass that module does not know)
         return _Target(method, f"{name}.forward", receiver=replace(fact, cls=f"{file}::{name}"),
-                       receiver_path=dotted(func), walker=there)
+                       receiver_path=dotted(func), walker=owner)
 
     def _foreign_constructor(self, call: cst.Call, state) -> Optional[_Target]:
         """`Model(...)` of a model class of another module: its `__init__`, run there, for what
@@ -1420,6 +1429,8 @@ class Calls:
                                                       os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
                 ctx = Context(shown, text, Names(dict(aliases)), module)
                 ctx.positions_kept = positions
+                # the same rules run there: a method of that module holds a token as one here does
+                ctx.tokens = here.tokens
                 hooks_for = getattr(here, "hooks_for", None)
                 ctx.hooks_for = hooks_for
                 walker = type(self.walker)(module, ctx, hooks_for(text) if hooks_for is not None else self.walker.hooks)

@@ -429,6 +429,8 @@ class ProjectIndex:
                     side_effects = True
                 continue
             project_names.append(local)
+            # a name a package's `__init__` re-exports is read where it is defined
+            file, original = self._definition_site(file, original, files)
             code = self._definition_text(file, original, files)
             if code and not any(_holds(tokens, c) for c in code):
                 # a helper that passes what it is given on to a function of a module it
@@ -626,6 +628,24 @@ class ProjectIndex:
             self._token_functions[key] = found
         return self._token_functions[key]
 
+    def _definition_site(self, file: str, name: str, files: set[str], depth: int = 0) -> tuple[str, str]:
+        """(file, name) where the top-level name `name` of a module is defined, following
+        re-exports (`from .trainer import fit` in a package's `__init__`); the module itself
+        when it defines the name or does not import it."""
+        body = self._text(file) or ""
+        defs, imports = self._outline(file, body)
+        if name in defs or depth > 4:
+            return file, name
+        for module, pairs in imports:
+            match = next((o for o, l in pairs if l == name), _NONE)
+            if match is not _NONE and match is not None:
+                sub = self._import_file(module, file)
+                # (an import of the module itself is a docstring's example, read by the regex)
+                if sub is not None and sub != file:
+                    files.add(sub)
+                    return self._definition_site(sub, match, files, depth + 1)
+        return file, name
+
     def _definition_text(self, file: str, name: str, files: set[str], depth: int = 0) -> list[str]:
         """The source of the top-level function `name` of a module, found by a regex (no
         parse), following re-exports."""
@@ -653,6 +673,8 @@ class ProjectIndex:
                 match = next((o for o, l in pairs if l == name), _NONE)
                 if match is not _NONE:
                     sub = self._import_file(module, file)
+                    if sub == file:
+                        continue  # a docstring's example, read by the regex
                     if sub is not None:
                         files.add(sub)
                         out = self._definition_text(sub, match or name, files, depth + 1)

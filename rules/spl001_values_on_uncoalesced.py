@@ -5,6 +5,14 @@ uncoalesced: fresh from `torch.sparse_coo_tensor` (without `is_coalesced=True`),
 `nn.Embedding(sparse=True)`, the grad a sparse leaf gets from `torch.sparse.mm`, or a sparse
 parameter after an optimizer step or an in-place update.
 
+A step (SGD adds the gradient into the weight) counts only for a parameter that has a
+gradient to add: one left without (frozen, or no backward yet) is skipped, as torch skips
+it, and so is one whose gradient is known coalesced. Two ways into one backward (the product
+and an L1 term on the weight's `.values()` in a model's method) give a gradient torch sums
+and coalesces, and a gradient replaced, coalesced or hooked where the step runs is not the
+one backward made: the weight is then not taken as uncoalesced. The weight read after the
+step counts wherever it is read, a callback given the model or a method of it included.
+
 In a package, a public function or method is also checked as an entry point: where its own
 layout test (`if adj.is_sparse:`, `adj.layout == torch.sparse_coo`, or a helper function that
 returns such a test) narrows a parameter to COO, a caller may pass any COO tensor there, the

@@ -60,8 +60,19 @@ def test_loop_carries_facts_to_the_next_iteration():
         opt = torch.optim.SGD([p], lr=0.1)
         for _ in range(3):
             print(p.values())
+            torch.sparse.mm(p, torch.ones(3, 1)).sum().backward()
             opt.step()
     """) == [(6, "SPL001")]
+    # without a backward the parameter has no gradient, and SGD's step leaves it as it was
+    assert codes("""
+        import torch
+        import torch.nn as nn
+        p = nn.Parameter(torch.eye(3).to_sparse())
+        opt = torch.optim.SGD([p], lr=0.1)
+        for _ in range(3):
+            print(p.values())
+            opt.step()
+    """) == []
 
 
 def test_no_grad_contexts_and_decorators():

@@ -193,6 +193,7 @@ class Walker:
                         project_names=self._module_names[1])
         inf.walrus_possible = self._module_names[2]
         inf.mutated = self._module_names[3]
+        inf.module_node = self.module
         return inf
 
     def definitions(self, st: cst.CSTNode, outer: dict[str, Fact]) -> None:

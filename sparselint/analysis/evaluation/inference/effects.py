@@ -3,6 +3,7 @@ parameters, tensors saved for backward, and the facts inside a branch."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Optional
 
@@ -958,6 +959,11 @@ class Effects:
                 self._sparse_operand_effect("to_dense", func.value, None, state, where)
             elif method == "sum" and not call.args:
                 self._sparse_operand_effect("sum", func.value, None, state, where)
+            elif (method == "values" and recv.grad == LEAF and recv.grad_layout == "coo" and self.grad_enabled
+                  and recv.grad_coalesced is not None):
+                # a second way into the graph (an L1 term on the values): the gradients of
+                # one backward are summed, and torch coalesces the sum
+                state.env[recv_path] = replace(recv, grad_coalesced=None)
         elif isinstance(recv, Instance) and recv.cls == api.AUTOGRAD_CTX and method == "save_for_backward":
             # what backward reads back as `ctx.saved_tensors`, in order
             saved = None
@@ -972,10 +978,52 @@ class Effects:
             state.bind(recv_path, None)  # `cfg.pop("weight_decay")`, `cfg.update(k=v)`: not followed
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             why = f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced"
-            for p in recv.params.paths:
-                t = state.env.get(p) or self.lookup(p, state)
-                if isinstance(t, Tensor) and t.is_coo:
-                    state.env[p] = replace(t, coalesced=False).why(where, why)
+            def stepped(t):
+                # SGD adds the gradient into the weight: an uncoalesced gradient leaves it
+                # uncoalesced, a coalesced one keeps it as it was; a parameter without a
+                # gradient (frozen, or no backward yet) is skipped
+                if not isinstance(t, Tensor) or not t.is_coo or t.grad_coalesced is True:
+                    return None
+                if t.grad_layout is None and not (t.grad == LEAF and self._backward_ran()):
+                    return None  # no gradient known, and none made yet
+                if t.grad_layout not in (None, "coo"):
+                    return None
+                if t.grad_coalesced is False or t.grad_layout is None:
+                    return replace(t, coalesced=False).why(where, why)
+                return replace(t, coalesced=None) if t.coalesced is True else None
+
+            changes = {}
+            if _gradients_rewritten(self.scope_node if self.scope_node is not None else self.module_node):
+                # a gradient coalesced, replaced or hooked where the step runs: what it adds
+                # into the weight is not the one backward made
+                return
+            for p in _stepped_paths(recv.params):
+                t = stepped(state.env.get(p) or self.lookup(p, state))
+                if t is not None and self._gets_sparse_grad(p, state) and not _values_in_a_loss(
+                        self.module_node, p.rsplit(".", 1)[-1]):
+                    state.env[p] = changes[p] = t
+            for model in recv.params.models:
+                # the model's own record of the parameter, which code given the model reads
+                # (`module.weight` in a callback)
+                held = state.env.get(model) or self.lookup(model, state)
+                changed = held
+                for part, _ in (recv.params.parts or ()) if isinstance(held, Module) else ():
+                    new = changes.get(f"{model}.{part}")
+                    if new is not None:
+                        changed = _with_attribute(changed, part.split("."), lambda a: replace(
+                            a, coalesced=new.coalesced, evidence=new.evidence) if isinstance(a, Tensor) else None) or changed
+                if changed is not held:
+                    state.env[model] = changed
+
+    def _gets_sparse_grad(self, path: str, state: State) -> bool:
+        """Whether the model that holds the parameter at `path` (`layer.weight`) still says it
+        gets a sparse gradient (not frozen since), or no model is known to hold it."""
+        root, _, part = path.partition(".")
+        model = state.env.get(root) or self.lookup(root, state)
+        if not isinstance(model, Module) or model.parts is None or not part:
+            return not isinstance(model, Module)
+        flags = dict(model.parts).get(part)
+        return flags is not None and flags.has_sparse is not False
 
     def _sparse_times_effect(self, a, b, state: State, where) -> None:
         """`s * d`: the elementwise product keeps a sparse `s` for the grad of `d` when `d`
@@ -1168,6 +1216,10 @@ class Effects:
                 guards = guards[:i]
                 break
         ctx.revoke(self, changed, now, tuple(map(id, guards)))
+
+    def _backward_ran(self) -> bool:
+        """Whether a backward has been walked before this point of the check."""
+        return self.calls is not None and self.calls.walker.ctx.backwards > 0
 
     def ran_backward(self) -> None:
         """A backward pass: what a step after it finds is what the model was then."""
@@ -1497,3 +1549,82 @@ def _only_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None:
         return call.args[0].value
     return None
+
+
+def _stepped_paths(params) -> list[str]:
+    """The paths of the parameters an optimizer steps: those named (`[model.weight]`), and
+    the sparse parts of the models whose `parameters()` it was given (`layer.weight`)."""
+    out = list(params.paths)
+    for model in params.models:
+        for part, flags in params.parts or ():
+            if flags.sparse_param is not False and f"{model}.{part}" not in out:
+                out.append(f"{model}.{part}")
+    return out
+
+
+def _with_attribute(fact, names: list[str], change):
+    """`fact` with the attribute at the dotted path `names` replaced by what `change` makes
+    of it; None when the path is not held or `change` gives None."""
+    attrs = getattr(fact, "attrs", None)
+    if not names or not attrs:
+        return None
+    head = names[0]
+    held = dict(attrs).get(head)
+    if held is None:
+        return None
+    new = change(held) if len(names) == 1 else _with_attribute(held, names[1:], change)
+    if new is None:
+        return None
+    return replace(fact, attrs=tuple((n, new if n == head else f) for n, f in attrs))
+
+
+_values_read: dict[tuple, tuple] = {}
+
+
+def _values_in_a_loss(module, attribute: str) -> bool:
+    """Whether a method of a model class of the module reads `.<attribute>.values()` with grad
+    enabled (an L1 term over a sparse weight's values): a second way into the graph, whose
+    gradient torch sums with the first, and the sum it coalesces; read by a regex once per
+    module and attribute."""
+    if module is None:
+        return True
+    key = (id(module), attribute)
+    held = _values_read.get(key)
+    if held is None or held[0] is not module:
+        if len(_values_read) > 256:
+            _values_read.clear()
+        read = re.compile(rf"\.{re.escape(attribute)}\.values\(\)")
+        found = False
+        for klass in module.body:
+            if not isinstance(klass, cst.ClassDef) or not _model_class(klass):
+                continue
+            for item in klass.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    code = cst.Module([]).code_for_node(item)
+                    if read.search(code) and "no_grad" not in code and "inference_mode" not in code:
+                        found = True
+        held = _values_read[key] = (module, found)
+    return held[1]
+
+
+def _model_class(klass: cst.ClassDef) -> bool:
+    """A class that defines `forward` or derives from a `Module`, read by its syntax."""
+    return any(isinstance(i, cst.FunctionDef) and i.name.value == "forward" for i in klass.body.body) or any(
+        (dotted(b.value) or "").endswith("Module") for b in klass.bases)
+
+
+_REWRITES_GRADIENT = re.compile(r"\.grad\s*(?:=(?!=)|\+=|-=|\*=)|\.grad\.(?:coalesce_|data)\b|register_(?:post_accumulate_grad_)?hook\(")
+_rewritten: dict[int, tuple] = {}  # id of a scope -> (the scope, its answer); nodes take no weak references
+
+
+def _gradients_rewritten(scope) -> bool:
+    """Whether the code of a scope replaces, coalesces or hooks a gradient (`p.grad =
+    p.grad.coalesce()`, `p.register_hook(...)`), read once per scope."""
+    if scope is None:
+        return True
+    held = _rewritten.get(id(scope))
+    if held is None or held[0] is not scope:
+        if len(_rewritten) > 256:
+            _rewritten.clear()
+        held = _rewritten[id(scope)] = (scope, bool(_REWRITES_GRADIENT.search(cst.Module([]).code_for_node(scope))))
+    return held[1]

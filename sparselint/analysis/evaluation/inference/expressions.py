@@ -60,6 +60,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         self.grad_enabled = True
         # the function whose body this inference reads (None for a module or class body)
         self.scope_node = None
+        self.module_node = None  # the module whose code this runs in
         # id(module) -> (module, its checked config lookups): see `_checked_keys`
         self._checked: dict = {}
         # the entry point whose body this is (a public function of a package), if any

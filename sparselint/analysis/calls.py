@@ -1984,9 +1984,13 @@ class Calls:
                         bound[first + key[len(prefix) - 1:]] = fact
             elif target.makes is not None:
                 paths[first] = "self"
-            # a constructor always runs: what __init__ builds is what later method calls see
+            # a constructor always runs: what __init__ builds is what later method calls see;
+            # a method of an object whose class can build a fact itself (a property that
+            # makes the sparse adjacency from the object's edges) reports what it finds
             known = any(_relevant(f) for f in bound.values()) or (
-                target.makes is not None and self._method_holds_token(target.klass, "__init__"))
+                target.makes is not None and self._method_holds_token(target.klass, "__init__")) or (
+                target.makes is None and target.walker is None and target.receiver_path != "self"
+                and self._class_holds_token(target.receiver))
         binding = bind(Signature.of_cst(p, skip=1 if target.receiver is not None else 0), self._pieces(call, state))
         if binding is None:
             return None, paths, False, defaulted, containers  # Python raises a TypeError: the callee never runs
@@ -2202,6 +2206,21 @@ class Calls:
             tokens = self.walker.ctx.tokens
             self._tokens_in[node] = bool(tokens) and tokens.search(self.walker.ctx.code(node))
         return self._tokens_in[node]
+
+    def _class_holds_token(self, receiver) -> bool:
+        """Whether the class of this file that an object is an instance of holds one of the
+        rules' tokens in its source, looked up once per class."""
+        if not isinstance(receiver, Instance):
+            return False
+        w = self.walker
+        cls = _own_class(receiver.cls, w.ctx.path)
+        klass = w.classes.get(cls) if cls is not None else None
+        if klass is None:
+            return False
+        if klass not in self._tokens_in:
+            tokens = w.ctx.tokens
+            self._tokens_in[klass] = bool(tokens) and bool(tokens.search(w.ctx.code(klass)))
+        return self._tokens_in[klass]
 
     def _forward_holds_token(self, model: Module) -> bool:
         """Whether the `forward` of a model's class of this file can build a fact itself."""

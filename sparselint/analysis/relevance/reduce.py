@@ -133,6 +133,9 @@ def _summarise(unit: _Unit, nodes, tokens: Tokens, class_name: str = "") -> None
             if type(f) is ast.Name:
                 unit.called.add(f.id)
                 unit.callee_words.add(f.id)
+                if f.id == "cls" or f.id == class_name:
+                    # `cls(adjs, n)` in a classmethod builds an object: its `__init__` runs
+                    unit.members.add("__init__")
                 if f.id in _TYPE_TESTS and len(n.args) == 2:
                     # `isinstance(x, Case)` runs none of `Case`'s code and builds nothing
                     classes = n.args[1].elts if type(n.args[1]) is ast.Tuple else [n.args[1]]

@@ -12,7 +12,7 @@ import libcst as cst
 from ....diagnostics import Evidence
 from ...options import Option, as_option
 from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Params, Scalar, Tensor, attr_of,
-                     grad_layout_of, join_all, union_flags, union_params)
+                     grad_layout_of, join, join_all, union_flags, union_params)
 from .. import ties
 from ..gradflags import DENSE, NONE, SPARSE, Flags
 from ...cst.names import dotted
@@ -186,13 +186,16 @@ class ContainerFacts:
         if isinstance(base, Items) and not base.counted and base.kind in _SEQUENCES:
             # a list of what a generator gave: any element that exists is what every one is
             if isinstance(sl, cst.Index):
-                return base.items[0] if _is_int(self.known_value(sl.value, state)) else None
+                return base.items[0] if (_is_int(self.known_value(sl.value, state))
+                                         or isinstance(self.fact(sl.value, state), Scalar)) else None
             return base
         if isinstance(sl, cst.Index):
             i = self.known_value(sl.value, state)
             if isinstance(base, Module):
                 return stored_module(base, i)
-            return element_at(base, i) if _is_int(i) else None
+            if _is_int(i):
+                return element_at(base, i)
+            return self._any_element(base, sl.value, state)
         items = sequence_items(base)
         if items is None and not isinstance(base, Module):
             return None
@@ -202,6 +205,16 @@ class ContainerFacts:
         if isinstance(base, Module):
             return sliced_layers(base, bounds)
         return sequence_of(base.kind if isinstance(base, Items) else "list", items[slice(*bounds)])
+
+    def _any_element(self, base, index: cst.BaseExpression, state: State) -> Optional[Fact]:
+        """`adjs[r]` with `r` a number not known: the tensor every element of a list of
+        alike tensors written out is, else not known."""
+        if not (isinstance(base, Items) and base.counted and base.kind in _SEQUENCES and base.items):
+            return None
+        if not isinstance(self.fact(index, state), Scalar):
+            return None
+        every = join_all(base.items)
+        return every if isinstance(every, Tensor) and every.layout is not None else None
 
     def _container_call(self, node: cst.Call, state: State) -> Optional[Fact]:
         """`cfg.get("k")` / `cfg.get("k", default)` on a dict whose keys are known;
@@ -637,10 +650,21 @@ def grown(a: Fact, b: Fact) -> Optional[Fact]:
     if ka is None or ka != kb:
         return None
     found = [e for e in (ea, eb) if e is not None]
-    if not found or (len(found) == 2 and not alike(found[0], found[1])):
+    e = found[0] if len(found) == 1 else _alike_elements(found[0], found[1]) if found else None
+    if e is None:
         return None
-    e = found[0]
     return Items((e,), "list", e.evidence, counted=False) if ka == "list" else every_container(ka, e)
+
+
+def _alike_elements(a, b):
+    """The one element two alike elements stand for: layers alike (the first), or tensors
+    of one layout (their join); None when they are not alike."""
+    if isinstance(a, Module) and isinstance(b, Module):
+        return a if alike(a, b) else None
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        j = join(a, b)
+        return j if isinstance(j, Tensor) and j.layout is not None else None
+    return None
 
 
 def every_container(q: str, e: Module) -> Module:
@@ -656,8 +680,16 @@ def _elements_alike(fact) -> tuple:
         return "list", None  # `layers = []`
     if isinstance(fact, Items) and fact.kind == "list":
         if not fact.counted:
-            return ("list", fact.items[0]) if isinstance(fact.items[0], Module) else (None, None)
+            return ("list", fact.items[0]) if isinstance(fact.items[0], (Module, Tensor)) else (None, None)
         items = fact.items
+        if items and all(isinstance(t, Tensor) for t in items):
+            # a list of tensors built by appends (`adjs.append(torch.sparse_coo_tensor(...))`)
+            every = items[0]
+            for t in items[1:]:
+                every = _alike_elements(every, t)
+                if every is None:
+                    return None, None
+            return "list", every
     elif isinstance(fact, Module) and fact.layer_class() in SEQUENCE_CONTAINERS:
         if fact.parts is None:
             every = _every_element(fact)

@@ -703,6 +703,15 @@ class Effects:
         elif (added is not None and isinstance(held, Items) and not held.counted and held.kind == "list"
               and all(isinstance(f, Module) and alike(held.items[0], f) for f in added)):
             return  # one more layer like every one it holds
+        elif (added is not None and isinstance(held, Items) and not held.counted and held.kind == "list"
+              and isinstance(held.items[0], Tensor) and all(isinstance(f, Tensor) for f in added)):
+            # one more tensor in a list of tensors alike: every element is what they all are
+            every = held.items[0]
+            for f in added:
+                every = join(every, f)
+            if isinstance(every, Tensor) and every.layout is not None:
+                state.env[path] = replace(held, items=(every,))
+                return
         self._forget_sequence(path, held, state)
         if new is not None:
             state.env[path] = new

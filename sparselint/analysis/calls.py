@@ -989,6 +989,7 @@ class Calls:
                 if getter is not None:
                     outcome = self._invoke(getter, cst.Call(func=node), state, site=node)
                     return outcome.returned if outcome is not None else None
+                return self._foreign_class_attribute(base, node.attr.value)
             return None
         klass = w.classes[cls]
         name = node.attr.value
@@ -1017,6 +1018,48 @@ class Calls:
             receiver = (Callee(target=cls, local=True) if kind == "classmethod"
                         else base if instance and kind is None else None)
             return Callee(target=f"{cls}.{name}", local=True, receiver=receiver)
+        return None
+
+    def _foreign_class_attribute(self, base, name: str) -> Optional[Fact]:
+        """`self.sparse_embeddings` in a base's constructor, for an object of a class of
+        another module: a literal value its class body, or a base's, binds (`sparse_embeddings
+        = True`), when no code of those modules stores the name on an object."""
+        qualname = getattr(base, "cls", None)
+        if not qualname or ("::" not in qualname and "." not in qualname):
+            return None
+        found = self._foreign_class(qualname)
+        if found is None:
+            return None
+        there, klass, file, _, _ = found
+        self.walker.ctx.dependencies.add(file)
+        return there.calls._class_value(klass, name, 0)
+
+    def _class_value(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[Fact]:
+        """A literal value of a class of this module's body or of its bases' (those of other
+        modules of the project included), read through an object."""
+        w = self.walker
+        if name in self._stored_attributes() or w.method(klass, name) is not None or depth > 8:
+            return None
+        fact = w.class_attribute(klass, name)
+        if fact is not None:
+            return fact if isinstance(fact, (Const, Scalar)) else None
+        from .project.models import project_index
+        index = project_index()
+        for b in klass.bases:
+            if b.keyword is not None or not isinstance(b.value, cst.Name):
+                return None
+            if b.value.value in w.classes:
+                found = self._class_value(w.classes[b.value.value], name, depth + 1)
+            else:
+                qualname = index.resolve_name(b.value.value, w.ctx.path, w.ctx.source)
+                info = index._class(qualname, w.ctx.path, w.ctx.source) if qualname is not None else None
+                there = self._walker_for(os.path.abspath(info.path)) if info is not None else None
+                if there is None or info.name not in there.classes:
+                    return None  # a base whose attributes are not known
+                w.ctx.dependencies.add(os.path.abspath(info.path))
+                found = there.calls._class_value(there.classes[info.name], name, depth + 1)
+            if found is not None:
+                return found
         return None
 
     def computed_on_read(self, node: cst.Attribute, state) -> bool:
@@ -1429,8 +1472,16 @@ class Calls:
                                                       os.path.relpath(file, os.path.dirname(os.path.abspath(here.path)))))
                 ctx = Context(shown, text, Names(dict(aliases)), module)
                 ctx.positions_kept = positions
-                # the same rules run there: a method of that module holds a token as one here does
+                # the same rules run there: a method of that module holds a token as one here does,
+                # and a function it imports whose code holds one is followed as from here
                 ctx.tokens = here.tokens
+                if here.tokens:
+                    from .project.models import project_index
+                    index = project_index()
+                    index.missing = set()
+                    names, _, files = index.imported_code(text, file, here.tokens)
+                    ctx.imported = frozenset(names)
+                    here.dependencies.update(files | index.missing)
                 hooks_for = getattr(here, "hooks_for", None)
                 ctx.hooks_for = hooks_for
                 walker = type(self.walker)(module, ctx, hooks_for(text) if hooks_for is not None else self.walker.hooks)

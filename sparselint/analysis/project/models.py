@@ -529,6 +529,13 @@ class ProjectIndex:
                     out.extend(found)
                 elif found:
                     out.extend(self._reached_code(sub, original, found, tokens, seen, depth + 1))
+        # a module constant the code reads (`OPTIMIZERS[name]`, a registry of optimizer
+        # classes): the statement binding it, when that holds a token
+        read = {m.group(0) for c in code for m in _CONSTANT.finditer(c)}
+        for name in sorted(read & set(_value_starts(body)) - set(defs)):
+            found = self._definition_text(file, name, seen)
+            if any(_holds(tokens, c) for c in found):
+                out.extend(c for c in found if c not in out)
         return out, seen
 
     def _methods_of(self, file: str, name: str) -> list[tuple[str, str]]:
@@ -905,6 +912,7 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 # a name called in source text: `use(` of `use(x)`
 _CALLED = re.compile(r"(?<![\w.])(\w+)\s*\(")
+_CONSTANT = re.compile(r"(?<![\w.])[A-Z][A-Z0-9_]{2,}(?!\w)")
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _CLASS_START = re.compile(r"^((?:@[^\n]*\n)*)class[ \t]+(\w+)([^\n]*)", re.M)

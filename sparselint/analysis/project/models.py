@@ -418,7 +418,7 @@ class ProjectIndex:
         side_effects = False
         for file, original, local in self._imported_pairs(text, path, files):
             if original is None:  # the module itself: `import pkg.mod as m`, `from . import utils`
-                found = self._functions_with(file, tokens)
+                found = self._functions_with(file, tokens) + self._reexported_with(file, tokens, files)
                 for func, code in found:
                     names.append(f"{local}.{func}")
                     texts.append(code)
@@ -634,6 +634,31 @@ class ProjectIndex:
                         found.append((m.group(1), code))
             self._token_functions[key] = found
         return self._token_functions[key]
+
+    def _reexported_with(self, file: str, tokens, files: set[str]) -> list[tuple[str, str]]:
+        """(name, source) of the functions a package's `__init__` re-exports from its own
+        modules (`from .convert import from_edge_index`) whose code holds a token, or whose
+        helpers' code does: `edgekit.from_edge_index(...)` runs them."""
+        if os.path.basename(file) != "__init__.py":
+            return []
+        body = self._text(file) or ""
+        _, imports = self._outline(file, body)
+        out = []
+        for module, pairs in imports:
+            if not module.startswith("."):
+                continue
+            for original, local in pairs:
+                if original is None:
+                    continue
+                there, name = self._definition_site(file, local, files)
+                if there == file:
+                    continue
+                code = self._definition_text(there, name, files)
+                if code and not any(_holds(tokens, c) for c in code):
+                    code = code + self._reached_code(there, name, code, tokens, files)
+                if any(_holds(tokens, c) for c in code):
+                    out.extend((local, c) for c in code)
+        return out
 
     def _definition_site(self, file: str, name: str, files: set[str], depth: int = 0) -> tuple[str, str]:
         """(file, name) where the top-level name `name` of a module is defined, following

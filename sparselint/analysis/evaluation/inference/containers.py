@@ -217,13 +217,13 @@ class ContainerFacts:
         return every if isinstance(every, Tensor) and every.layout is not None else None
 
     def _container_call(self, node: cst.Call, state: State) -> Optional[Fact]:
-        """`cfg.get("k")` / `cfg.get("k", default)` on a dict whose keys are known;
+        """`cfg.get("k")` / `cfg.get("k", default)` (or `pop`) on a dict whose keys are known;
         `cfg.copy()`, a dict holding the same."""
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not node.args:
             recv = self.fact(func.value, state)
             return recv if isinstance(recv, Instance) and recv.cls == "dict" else None
-        if (not isinstance(func, cst.Attribute) or func.attr.value != "get" or not 1 <= len(node.args) <= 2
+        if (not isinstance(func, cst.Attribute) or func.attr.value not in ("get", "pop") or not 1 <= len(node.args) <= 2
                 or any(a.star or a.keyword is not None for a in node.args)):
             return None
         recv = self.fact(func.value, state)
@@ -236,6 +236,8 @@ class ContainerFacts:
         if held is not None:
             return held
         if recv.keys is not None and key not in recv.keys:
+            if func.attr.value == "pop" and len(node.args) == 1:
+                return None  # `pop` of a missing key without a default raises
             default = self.fact(node.args[1].value, state) if len(node.args) == 2 else Const(value=None)
             if recv.caller is not None and len(node.args) == 2:
                 # a key the caller did not give here: its default is an option

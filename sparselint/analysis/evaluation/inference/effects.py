@@ -983,8 +983,15 @@ class Effects:
                 not call.args[0].star and call.args[0].keyword is None):
             # `cfg.update(overrides)`: the mapping's keys replace those it holds
             state.bind(recv_path, self.merged_into(recv, call.args[0].value, state))
+        elif (isinstance(recv, Instance) and recv.cls == "dict" and method == "pop" and recv.keys is not None
+              and call.args and not call.args[0].star and call.args[0].keyword is None
+              and isinstance(self.known_value(call.args[0].value, state), str)):
+            # `opt_cfg = cfg.pop("optimizer")`: the dict without that key
+            key = self.known_value(call.args[0].value, state)
+            state.bind(recv_path, replace(recv, keys=tuple(k for k in recv.keys if k != key),
+                                          attrs=tuple((k, v) for k, v in recv.attrs if k != key)))
         elif isinstance(recv, Instance) and recv.cls == "dict" and method in _DICT_UPDATES:
-            state.bind(recv_path, None)  # `cfg.pop("weight_decay")`, `cfg.update(k=v)`: not followed
+            state.bind(recv_path, None)  # `cfg.update(k=v)`, `cfg.popitem()`: not followed
         elif isinstance(recv, Optimizer) and method == "step" and recv.params is not None:
             why = f"`{recv_path}.step()` adds the sparse grad into it, leaving it uncoalesced"
             def stepped(t):

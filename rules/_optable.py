@@ -167,6 +167,9 @@ def _consumer(node, ctx, parent_of=None) -> Optional[str]:
         call = parent_of(parent)
         if isinstance(call, cst.Call) and len(call.args) == 1:
             return {"torch.sparse.sum": "sparse.sum", "torch.sum": "sum"}.get(ctx.qualname(call.func) or "")
+        if (isinstance(call, cst.Call) and len(call.args) == 2 and call.args[0] is parent
+                and ctx.qualname(call.func) == "torch.sparse.mm"):
+            return "sparse.mm"
     return None
 
 

@@ -97,7 +97,7 @@ def _operand_form(node, fact: Optional[Tensor], subject: Tensor, number: Optiona
 
 
 def form_of(rest: list, keywords: dict, tensor, subject: Tensor,
-            number: Optional[Callable] = None) -> tuple[Optional[str], Optional[Tensor]]:
+            number: Optional[Callable] = None, index_only: bool = False) -> tuple[Optional[str], Optional[Tensor]]:
     """The probed form of a call given its arguments after the subject, and a sparse second
     operand when there is one."""
     names = set(keywords)
@@ -126,6 +126,8 @@ def form_of(rest: list, keywords: dict, tensor, subject: Tensor,
             return "x,dense,dense", None
         if parts[0] == "0" and facts[1] is not None and facts[1].layout == "strided":
             return "x,0,index", None
+        if parts[0] == "0" and facts[1] is None and index_only:
+            return "x,0,index", None  # (what `index_select` takes there is a dense index)
     return None, None
 
 
@@ -157,7 +159,7 @@ def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table:
             return []
         ft = tensor(first)
         if ft is not None and ft.is_sparse:
-            form, other = form_of(positional[1:], keywords, tensor, ft, number)
+            form, other = form_of(positional[1:], keywords, tensor, ft, number, op.endswith(".index_select"))
             return [OpUse(op, form, first, ft, other, spelled, fallback_ok)]
         if ft is not None and ft.layout == "strided" and len(positional) in (2, 3) and not keywords:
             st = tensor(positional[1])
@@ -180,7 +182,7 @@ def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table:
         return []
     spelled = f"`.{method}()`"
     if rt.is_sparse:
-        form, other = form_of(positional, keywords, tensor, rt, number)
+        form, other = form_of(positional, keywords, tensor, rt, number, method == "index_select")
         return [OpUse(op, form, receiver, rt, other, spelled, fallback_ok)]
     if rt.layout == "strided" and len(positional) == 1 and not keywords:
         st = tensor(positional[0])

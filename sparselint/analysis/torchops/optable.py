@@ -61,6 +61,11 @@ class Outcome:
         the way and the way is unknown (None), no error is claimed."""
         if self.backward_by is None:
             return self.backward_error
+        if consumer == "sparse.mm":
+            # `torch.sparse.mm(result, dense)` hands a sparse COO result a sparse gradient, as
+            # `torch.sparse.sum` does (checked under torch 2.13: `index_select`, `cat`); a
+            # compressed result takes another path
+            consumer = "sparse.sum" if self.layout == "coo" else None
         error = dict(self.backward_by).get(consumer or "")
         return error if error not in (None, "ok") else None
 

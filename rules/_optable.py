@@ -34,7 +34,7 @@ class Verdict:
 def uses(node: cst.CSTNode, ctx) -> list[OpUse]:
     table = optable.active()
     if isinstance(node, cst.Call):
-        return uses_of_call(node, ctx.qualname, ctx.tensor, table.__contains__, ctx.number)
+        return uses_of_call(node, ctx.qualname, ctx.tensor, table.__contains__, ctx.number, ctx.truth)
     if isinstance(node, cst.BinaryOperation):
         return uses_of_binary(node, ctx.tensor, ctx.number)
     if isinstance(node, cst.AugAssign):

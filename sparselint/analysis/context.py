@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Diagnostic, Edit, Evidence, Fix
-from .evaluation.facts import Callee, Fact, Scalar, Tensor
+from .evaluation.facts import Callee, Const, Fact, Scalar, Tensor
 from .torchops.opcall import number_kind
 from .cst.names import Names, dotted
 from ..source import split_lines
@@ -176,6 +176,11 @@ class Context:
         if not isinstance(fact, Scalar):
             return None
         return number_kind(fact.value)
+
+    def truth(self, node: cst.BaseExpression) -> Optional[bool]:
+        """True or False when `node` is known to hold that flag, else None."""
+        fact = self.fact(node)
+        return fact.value if isinstance(fact, Const) and isinstance(fact.value, bool) else None
 
     def computed_on_read(self, node: cst.BaseExpression) -> bool:
         """Whether `node` (`self.adj`) is a property its class's getter computes on every

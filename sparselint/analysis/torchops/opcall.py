@@ -41,18 +41,29 @@ def _number(node) -> Optional[str]:
     """The probed stand-in for a literal: "0", "int" (1), "2" (any int from 2 up), "-1",
     "float" or "bool"; None for other negative ints, whose meaning (a dim, an exponent)
     the probe has no value for."""
+    negated = False
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         if isinstance(node.expression, cst.Integer):
             return "-1" if _int(node.expression) == 1 else None
-        node = node.expression
+        node, negated = node.expression, True
     if isinstance(node, cst.Integer):
         value = _int(node)
         return None if value is None else "0" if value == 0 else "int" if value == 1 else "2"
     if isinstance(node, cst.Float):
-        return "float"
+        return _float_kind(node, negated)
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return "bool"
     return None
+
+
+def _float_kind(node: cst.Float, negated: bool) -> str:
+    """"fraction" for a float literal between 0 and 1 (a dropout rate, a momentum), which
+    the probe's 0.5 stands for alone; "float" for any other, judged as 0.5 and as 2.0."""
+    try:
+        value = float(node.value.replace("_", ""))
+    except ValueError:
+        return "float"
+    return "fraction" if not negated and 0 < value < 1 else "float"
 
 
 def number_kind(value) -> Optional[str]:
@@ -63,7 +74,7 @@ def number_kind(value) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float):
-        return "float"
+        return "fraction" if 0 < value < 1 else "float"
     return "0" if value == 0 else "int" if value == 1 else "2" if value >= 2 else "-1" if value == -1 else None
 
 
@@ -139,11 +150,15 @@ def _split(call: cst.Call):
 
 
 def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table: Callable[[str], bool],
-                 number: Optional[Callable] = None) -> list[OpUse]:
-    """The sparse operands of a call and the entry for each (usually one)."""
+                 number: Optional[Callable] = None, truth: Optional[Callable] = None) -> list[OpUse]:
+    """The sparse operands of a call and the entry for each (usually one). `truth(node)` is
+    True for an argument known to be `True` (`training=self.training` of a model in training
+    mode: the default the table was probed with, so the keyword is left out)."""
     positional, keywords, starred = _split(call)
     if starred:
         return []
+    if "training" in keywords and truth is not None and truth(keywords["training"]) is True:
+        keywords = {k: v for k, v in keywords.items() if k != "training"}
     fallback_ok = not (set(keywords) & _SKIPPING_KEYWORDS)
     q = qualname(call.func)
     if q is not None:
@@ -291,12 +306,15 @@ _ANY_NUMBER = ("float", "2.0", "int", "0", "2", "-1")
 
 def with_alternatives(uses: list[OpUse]) -> list[OpUse]:
     """A float literal is probed as 0.5 and as 2.0; a call with any float is judged only where
-    both agree (`s ** 0.5` and `s ** 2.0` differ in backward). A number of unknown value is
-    judged only where every probed number agrees."""
+    both agree (`s ** 0.5` and `s ** 2.0` differ in backward), one between 0 and 1 as 0.5
+    alone (`F.dropout(s, 0.3)`: 2.0 is no rate). A number of unknown value is judged only
+    where every probed number agrees."""
     from dataclasses import replace
     out = []
     for u in uses:
-        if u.form and u.form.endswith(",num"):
+        if u.form and u.form.endswith(",fraction"):
+            u = replace(u, form=u.form[: -len("fraction")] + "float")
+        elif u.form and u.form.endswith(",num"):
             head = u.form[: -len("num")]
             u = replace(u, form=head + _ANY_NUMBER[0], also=tuple(head + k for k in _ANY_NUMBER[1:]))
         elif u.form and u.form.endswith(",float"):

@@ -525,6 +525,10 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                 # when it runs (torch divides nothing by a sparse tensor), in `w`'s graph; a
                 # sparse tensor may be divided by a zero-dim one, so the other way is not known
                 return self._derived(lt, "strided", None, [lt])
+            if isinstance(op, cst.Multiply) and known is not None and known.layout == "strided" and known.requires_grad:
+                # `edge_mask * norm`: whatever the other factor is, the product is in the
+                # graph of the one that requires grad (its layout follows the other)
+                return self._derived(known, None, None, [known])
             return None
         if lt.layout == "strided" and rt.layout == "strided":
             return self._derived(lt, "strided", None, [lt, rt])

@@ -435,12 +435,13 @@ def declares_options() -> bool:
     return declared is not None and bool(declared[0])
 
 
-def parsed_literal(argv: list, where: Evidence, parser: Optional[str] = None) -> Optional[tuple]:
+def parsed_literal(argv: list, where: Evidence, parser: Optional[str] = None, known_only: bool = False) -> Optional[tuple]:
     """The attributes of what `parse_args(argv)` returns for a literal list of strings, read
     with the options the module declares (those the function `parser` adds, when it adds
     some: the function that builds the parser): each at its default, the ones the list gives
     at their value. None when the list holds anything else (a positional argument, an option
-    not declared here, a value its choices or type refuse)."""
+    not declared here, a value its choices or type refuse); with `known_only`
+    (`parse_known_args`), a long option not declared is left out with its value."""
     held = _DECLARED.get()
     if not held or not held[0]:
         return None
@@ -458,6 +459,11 @@ def parsed_literal(argv: list, where: Evidence, parser: Optional[str] = None) ->
             # argparse takes an unambiguous prefix of a long option (`--optim` for `--optimizer`)
             longer = {o for k, o in declared.items() if k.startswith(spelled) and k.startswith("--")}
             option = next(iter(longer)) if len(longer) == 1 else None
+        if option is None and known_only and spelled.startswith("--") and not inline and "=" not in argv[i]:
+            # `parse_known_args` leaves an option it does not know to the caller, with the
+            # value after it (`--local_rank 0`)
+            i += 2 if i + 1 < len(argv) and not argv[i + 1].startswith("-") else 1
+            continue
         if option is None:
             return None  # not declared here, or declared otherwise by another parser
         if option.kind == "flag":

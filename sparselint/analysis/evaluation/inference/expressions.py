@@ -149,7 +149,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             parser = recv.func.value
         else:
             parser = self.scope_node.name.value if isinstance(self.scope_node, cst.FunctionDef) else ""
-        return parsed_literal(list(held.value), Evidence.at(given, ""), parser)
+        known_only = isinstance(node.func, cst.Attribute) and node.func.attr.value == "parse_known_args"
+        return parsed_literal(list(held.value), Evidence.at(given, ""), parser, known_only)
 
     def _choice(self, table: Instance, index: Optional[cst.BaseExpression], state: State) -> Optional[Choice]:
         """`OPTIMIZERS[cfg["optimizer"]]` with a key that the caller of this function passes

@@ -169,8 +169,29 @@ def _consumer(node, ctx, parent_of=None) -> Optional[str]:
             return {"torch.sparse.sum": "sparse.sum", "torch.sum": "sum"}.get(ctx.qualname(call.func) or "")
         if (isinstance(call, cst.Call) and len(call.args) == 2 and call.args[0] is parent
                 and ctx.qualname(call.func) == "torch.sparse.mm"):
-            return "sparse.mm"
+            # (a product detached or read as a number takes no part in a backward)
+            return "detached" if _detached(call, parent_of) else "sparse.mm"
     return None
+
+
+_DETACHING = frozenset({"detach", "item", "tolist", "numpy"})
+
+
+def _detached(call: cst.Call, parent_of) -> bool:
+    """Whether the chain of method calls on `call`'s result ends its graph:
+    `torch.sparse.mm(rows, x).sum().item()`, `torch.sparse.mm(rows, x).detach()`."""
+    node = call
+    for _ in range(8):
+        attr = parent_of(node)
+        if not (isinstance(attr, cst.Attribute) and attr.value is node):
+            return False
+        if attr.attr.value in _DETACHING:
+            return True
+        nxt = parent_of(attr)
+        if not (isinstance(nxt, cst.Call) and nxt.func is attr):
+            return False
+        node = nxt
+    return False
 
 
 def _later_consumer(node, ctx) -> Optional[str]:

@@ -154,6 +154,7 @@ class Calls:
         self._method_tokens: dict[tuple, bool] = {}
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
+        self._root = self  # the calls of the file being checked (for a walker of another module, that file's)
         self._literal_sources: dict[tuple, bool] = {}
         self._module_writes: dict[tuple, bool] = {}
         # a function -> the test its body ends by returning, when that is all it decides
@@ -1038,11 +1039,16 @@ class Calls:
         """A literal value of a class of this module's body or of its bases' (those of other
         modules of the project included), read through an object."""
         w = self.walker
-        if name in self._stored_attributes() or w.method(klass, name) is not None or depth > 8:
-            return None
-        fact = w.class_attribute(klass, name)
-        if fact is not None:
-            return fact if isinstance(fact, (Const, Scalar)) else None
+        if (name in self._stored_attributes() or name in self._root._stored_attributes()
+                or w.method(klass, name) is not None or depth > 8):
+            return None  # (a store anywhere, `TopicClassifier.sparse_embeddings = False` in the script)
+        body = [st for st in klass.body.body if not isinstance(st, (cst.FunctionDef, cst.ClassDef))]
+        if name in assigned_names(body):
+            fact = w.class_attribute(klass, name)
+            return fact if isinstance(fact, (Const, Scalar)) else None  # (a computed value: not known)
+        bases = [b for b in klass.bases if b.keyword is None]
+        if len(bases) != 1:
+            return None  # (which base answers first is Python's method resolution order, not followed)
         from .project.models import project_index
         index = project_index()
         for b in klass.bases:
@@ -1488,6 +1494,7 @@ class Calls:
                 # one walker per module for the whole check: a module's globals are one
                 # state, which a call from any module may change
                 walker.calls._foreign = self._foreign
+                walker.calls._root = self._root
                 walker.collect()
             self._foreign[file] = walker
         return self._foreign[file]

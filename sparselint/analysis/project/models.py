@@ -668,6 +668,11 @@ class ProjectIndex:
         defs, imports = self._outline(file, body)
         if name in defs or depth > 4:
             return file, name
+        if sum(1 for module, pairs in imports for _, l in pairs
+               if l == name and self._import_file(module, file) not in (None, file)) > 1:
+            # imported from two modules (`try: from .fast import degree` / `except
+            # ImportError: from .fallback import degree`): which one runs is not known
+            return file, name
         for module, pairs in imports:
             match = next((o for o, l in pairs if l == name), _NONE)
             if match is not _NONE and match is not None:

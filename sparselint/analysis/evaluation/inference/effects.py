@@ -1014,7 +1014,10 @@ class Effects:
                 # into the weight is not the one backward made
                 return
             for p in _stepped_paths(recv.params):
-                t = stepped(state.env.get(p) or self.lookup(p, state))
+                held = state.env.get(p) or self.lookup(p, state)
+                if p not in recv.params.paths and not (isinstance(held, Tensor) and held.grad_layout == "coo"):
+                    continue  # a model's parameter: only one a sparse gradient is known to reach
+                t = stepped(held)
                 if t is not None and self._gets_sparse_grad(p, state) and not _values_in_a_loss(
                         self.module_node, p.rsplit(".", 1)[-1]):
                     state.env[p] = changes[p] = t
@@ -1263,6 +1266,8 @@ class Effects:
         at = state.env.get(ap) if ap else None
         if not isinstance(at, Tensor) or not at.is_sparse:
             return
+        if not self.grad_enabled:
+            return  # (under `torch.no_grad()` the op gives nothing a gradient)
         if at.grad == LEAF and q in api.DENSE_GRAD_PRODUCTS:
             state.env[ap] = replace(at, grad_layout="strided", grad_coalesced=None).why(
                 where, f"`{q.split('.')[-1]}` gives a sparse parameter a dense (strided) grad")

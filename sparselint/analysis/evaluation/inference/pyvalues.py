@@ -12,7 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ..facts import NOGRAD, Const, Fact, Instance, Items, Literal, Module, Scalar, Tensor, attr_of, join
+from ..facts import NOGRAD, Const, Fact, Instance, Items, Literal, Module, Optimizer, Scalar, Tensor, attr_of, join
 from ...torchops import torchapi as api
 from ...cst.names import CANONICAL, dotted
 from .state import State
@@ -70,6 +70,10 @@ _LAYOUTS = {name: Layout(name) for name in set(api.LAYOUT_NAMES.values())}
 
 def layout_value(name: Optional[str]):
     return _LAYOUTS.get(name or "", _UNKNOWN)
+
+
+# objects whose truth is their size: an empty one is false
+_SIZED = frozenset({"dict", "list", "tuple", "set", "frozenset", "collections.OrderedDict", "collections.defaultdict"})
 
 
 def compare(op: cst.BaseCompOp, a, b):
@@ -189,6 +193,9 @@ class PythonValues:
     def _truthiness(self, node: cst.BaseExpression, state: State) -> Optional[bool]:
         v = self.known_value(node, state)
         if v is _UNKNOWN or not isinstance(v, _SCALARS + (tuple,)):
+            held = self.fact(node, state) if v is _UNKNOWN else None
+            if isinstance(held, Instance) and held.cls not in _SIZED:
+                return True  # an object of a class (a config the caller built): `cfg or Config()` is `cfg`
             return None
         return bool(v)
 
@@ -219,6 +226,11 @@ class PythonValues:
 
     def comparison_value(self, node: cst.Comparison, state: State):
         """A comparison chain: each link needs both its operands known."""
+        if (len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot))
+                and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None"
+                and isinstance(self.fact(node.left, state), (Instance, Module, Tensor, Optimizer))):
+            # `if cfg is None:` with an object known to be there (a config the caller built)
+            return isinstance(node.comparisons[0].operator, cst.IsNot)
         left = self.known_value(node.left, state)
         for target in node.comparisons:
             if left is _UNKNOWN:

@@ -214,6 +214,8 @@ class TorchCalls:
             dim = arg(node, 1, "dim")
             if dim is None:
                 return self._derived(at, "strided", None, [at])
+            if not _one_dim(dim):
+                return None  # (`dim=(0, 1)` over every sparse dim gives a dense tensor)
             t = replace(self._derived(at, "coo", None, [at]), needs_sparse_grad=True)
             return t.why(where, "`torch.sparse.sum(..., dim)` returns a sparse tensor whose backward needs a sparse gradient")
         first = arg(node, 0)
@@ -333,6 +335,9 @@ class TorchCalls:
         if method == "sum" and not node.args:
             return self._derived(r, "strided", None, [r])
         if method == "sum" and r.is_coo:
+            dim = arg(node, 0, "dim")
+            if dim is not None and not _one_dim(dim):
+                return None  # (`dim=(0, 1)` over every sparse dim gives a dense tensor)
             t = self._derived(r, "coo", None, [r], origin="tensor-sum-dim")
             return t.why(where, "`Tensor.sum(dim)` of a sparse tensor: its result cannot be densified in a graph")
         if r.layout == "strided" and method in api.DENSE_ELEMENTWISE:
@@ -429,3 +434,13 @@ def _grad_asked(requires_grad) -> Optional[str]:
     if requires_grad is True:
         return LEAF
     return NOGRAD if requires_grad is False or requires_grad is ABSENT else None
+
+
+def _one_dim(dim: cst.BaseExpression) -> bool:
+    """A `dim` argument that names one dimension: an int written out, or a one-element
+    tuple or list of one."""
+    if isinstance(dim, (cst.Tuple, cst.List)):
+        return len(dim.elements) == 1 and _one_dim(dim.elements[0].value)
+    if isinstance(dim, cst.UnaryOperation) and isinstance(dim.operator, cst.Minus):
+        dim = dim.expression
+    return isinstance(dim, cst.Integer)

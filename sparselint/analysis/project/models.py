@@ -397,6 +397,8 @@ class ProjectIndex:
                     or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name)):
                 return os.path.abspath(file), name
         target = imports.get(name)  # re-exported by a package __init__
+        if target and _imported_twice(tree, name):
+            return None  # (`try: from .fast import degree` / `except ImportError: from .fallback ...`)
         if target and target.startswith("@"):
             folder, _, inner = target[1:].partition(":")
             return self._function_in(folder + ".py" if os.path.isfile(folder + ".py") else
@@ -1314,3 +1316,15 @@ _INDEX = ProjectIndex()
 def project_index() -> ProjectIndex:
     """The index shared by every file a process checks."""
     return _INDEX
+
+
+def _imported_twice(tree: ast.Module, name: str) -> bool:
+    """Whether a module binds `name` by more than one `from ... import` (an optional fast
+    implementation and its fallback): which one runs is not known statically."""
+    found = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            found += 1
+            if found > 1:
+                return True
+    return False

@@ -1037,7 +1037,16 @@ class Calls:
 
     def _class_value(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[Fact]:
         """A literal value of a class of this module's body or of its bases' (those of other
-        modules of the project included), read through an object."""
+        modules of the project included), read through an object; looked up once per class
+        and name (every attribute read on `self` of a subclass's object asks)."""
+        key = (klass, name)
+        memo = self.__dict__.setdefault("_class_values", {})
+        if key not in memo:
+            memo[key] = None  # (a cycle of bases ends here)
+            memo[key] = self._class_value_now(klass, name, depth)
+        return memo[key]
+
+    def _class_value_now(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[Fact]:
         w = self.walker
         if (name in self._stored_attributes() or name in self._root._stored_attributes()
                 or w.method(klass, name) is not None or depth > 8):
@@ -1311,7 +1320,7 @@ class Calls:
             made = self._imported_class(call, state, local, attribute)
             if made is not None:
                 return made
-        wanted = (f"{local}.{attribute}" if attribute else local) in self.walker.ctx.imported
+        wanted = (f"{local}.{attribute}" if attribute else local) in self._imported_names()
         if not wanted:
             inf = self.walker.ctx.inference
             wanted = any(_relevant(inf.fact(a.value, state)) and not isinstance(inf.fact(a.value, state), Callee)
@@ -1324,6 +1333,22 @@ class Calls:
             return None
         there = self._function_there(file, name)
         return _Target(there.functions[name], name, walker=there) if there is not None else None
+
+    def _imported_names(self) -> frozenset:
+        """The names this module imports from modules of the project whose code holds a
+        token (for another module than the one checked, read on first use)."""
+        ctx = self.walker.ctx
+        pending = getattr(ctx, "imported_pending", None)
+        if pending is not None:
+            ctx.imported_pending = None
+            text, file, here = pending
+            from .project.models import project_index
+            index = project_index()
+            index.missing = set()
+            names, _, files = index.imported_code(text, file, ctx.tokens)
+            ctx.imported = frozenset(names)
+            here.dependencies.update(files | index.missing)
+        return ctx.imported
 
     def _resolved_function(self, local: str, attribute: str) -> Optional[tuple[str, str]]:
         """(file, name) of the function of another module of the project that `local` (or
@@ -1401,7 +1426,7 @@ class Calls:
             inf = ctx.inference
             passed = any(not a.star and _relevant(inf.fact(a.value, state)) for a in call.args)
             # an instance that is called later (`noise(params)`) gets its facts then
-            if not passed and (f"{local}.{attribute}" if attribute else local) not in ctx.imported \
+            if not passed and (f"{local}.{attribute}" if attribute else local) not in self._imported_names() \
                     and not any(name == "__call__" for name, _ in index._methods_of(info.path, info.name)):
                 return None
         file = os.path.abspath(info.path)
@@ -1481,13 +1506,8 @@ class Calls:
                 # the same rules run there: a method of that module holds a token as one here does,
                 # and a function it imports whose code holds one is followed as from here
                 ctx.tokens = here.tokens
-                if here.tokens:
-                    from .project.models import project_index
-                    index = project_index()
-                    index.missing = set()
-                    names, _, files = index.imported_code(text, file, here.tokens)
-                    ctx.imported = frozenset(names)
-                    here.dependencies.update(files | index.missing)
+                # (worked out when a call there first asks: most modules followed make none)
+                ctx.imported_pending = (text, file, here) if here.tokens else None
                 hooks_for = getattr(here, "hooks_for", None)
                 ctx.hooks_for = hooks_for
                 walker = type(self.walker)(module, ctx, hooks_for(text) if hooks_for is not None else self.walker.hooks)

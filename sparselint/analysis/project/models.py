@@ -77,6 +77,8 @@ class ProjectIndex:
         self._module_classes: dict[tuple, Optional[ModuleClass]] = {}
         self._owners: dict[tuple, bool] = {}
         self._token_functions: dict[tuple, list] = {}
+        self._reexports: dict[tuple, tuple] = {}  # (package __init__, tokens) -> what it re-exports that holds one
+        self._twice: dict[str, frozenset] = {}  # module -> names it imports from two modules
         self._overlays: set[str] = set()
         self._outlines: dict[tuple, tuple] = {}
         self._reached: dict[tuple, tuple] = {}
@@ -113,7 +115,7 @@ class ProjectIndex:
             del self._texts[path]
         for memo in (self._functions, self._import_files, self._module_texts, self._definitions, self._outlines,
                      self._module_classes, self._owners, self._token_functions, self._reached, self._methods, self._inherited, self._tops,
-                     self._reads, self._value_matters, self._kinds, self._imported):
+                     self._reads, self._value_matters, self._kinds, self._imported, self._reexports, self._twice):
             memo.clear()
 
     def offer(self, path: str, text: str, tree: ast.Module) -> None:
@@ -380,6 +382,23 @@ class ProjectIndex:
             return None
         return self._find_module(target, importer)
 
+    def _imported_twice(self, file: str, tree: ast.Module) -> frozenset:
+        """The names a module binds by more than one `from ... import` (an optional fast
+        implementation and its fallback): which one runs is not known statically. Read once
+        per module."""
+        memo = self._twice
+        found = memo.get(file)
+        if found is None:
+            seen: set = set()
+            twice: set = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        bound = a.asname or a.name
+                        (twice if bound in seen else seen).add(bound)
+            found = memo[file] = frozenset(twice)
+        return found
+
     def _function_in(self, file: Optional[str], name: str, depth: int = 0,
                      any_binding: bool = False) -> Optional[tuple[str, str]]:
         if file is None or depth > 4:
@@ -397,7 +416,7 @@ class ProjectIndex:
                     or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name)):
                 return os.path.abspath(file), name
         target = imports.get(name)  # re-exported by a package __init__
-        if target and _imported_twice(tree, name):
+        if target and name in self._imported_twice(file, tree):
             return None  # (`try: from .fast import degree` / `except ImportError: from .fallback ...`)
         if target and target.startswith("@"):
             folder, _, inner = target[1:].partition(":")
@@ -643,6 +662,16 @@ class ProjectIndex:
         helpers' code does: `edgekit.from_edge_index(...)` runs them."""
         if os.path.basename(file) != "__init__.py":
             return []
+        memo = self._reexports
+        key = (file, tokens)
+        if key not in memo:
+            consulted: set = set()
+            memo[key] = (self._reexported_now(file, tokens, consulted), consulted)
+        found, consulted = memo[key]
+        files.update(consulted)
+        return found
+
+    def _reexported_now(self, file: str, tokens, files: set[str]) -> list[tuple[str, str]]:
         body = self._text(file) or ""
         _, imports = self._outline(file, body)
         out = []
@@ -1317,14 +1346,3 @@ def project_index() -> ProjectIndex:
     """The index shared by every file a process checks."""
     return _INDEX
 
-
-def _imported_twice(tree: ast.Module, name: str) -> bool:
-    """Whether a module binds `name` by more than one `from ... import` (an optional fast
-    implementation and its fallback): which one runs is not known statically."""
-    found = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
-            found += 1
-            if found > 1:
-                return True
-    return False

@@ -155,6 +155,7 @@ class Calls:
         self._tokens_in: dict[cst.FunctionDef, bool] = {}
         self._foreign: dict[str, Optional[object]] = {}
         self._root = self  # the calls of the file being checked (for a walker of another module, that file's)
+        self._class_values: dict[tuple, Optional[Fact]] = {}  # (class, name) -> a literal its class body binds
         self._literal_sources: dict[tuple, bool] = {}
         self._module_writes: dict[tuple, bool] = {}
         # a function -> the test its body ends by returning, when that is all it decides
@@ -835,11 +836,27 @@ class Calls:
             self._inherited_memo[key] = self._inherited_now(klass, name, depth)
         return self._inherited_memo[key]
 
-    def _inherited_now(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[tuple]:
+    def _imported_base(self, local: str) -> Optional[tuple]:
+        """(walker of its module, class node) of the class another module of the project
+        defines and this file names `local` (a base class imported by name), recorded as a
+        dependency; None when it cannot be read."""
         from .project.models import project_index
-        w = self.walker
-        ctx = w.ctx
         index = project_index()
+        ctx = self.walker.ctx
+        qualname = index.resolve_name(local, ctx.path, ctx.source)
+        ctx.dependencies.update(index.missing)
+        info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
+        if info is None:
+            return None
+        file = os.path.abspath(info.path)
+        there = self._walker_for(file)
+        if there is None or info.name not in there.classes:
+            return None
+        ctx.dependencies.add(file)
+        return there, there.classes[info.name]
+
+    def _inherited_now(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[tuple]:
+        w = self.walker
         for base in klass.bases:
             if base.keyword is not None:
                 continue
@@ -850,17 +867,10 @@ class Calls:
                 if found is not None:
                     return found
                 continue
-            qualname = index.resolve_name(base.value.value, ctx.path, ctx.source)
-            ctx.dependencies.update(index.missing)
-            info = index._class(qualname, ctx.path, ctx.source) if qualname is not None else None
-            if info is None:
+            found = self._imported_base(base.value.value)
+            if found is None:
                 return None
-            file = os.path.abspath(info.path)
-            there = self._walker_for(file)
-            if there is None or info.name not in there.classes:
-                return None
-            ctx.dependencies.add(file)
-            foreign = there.classes[info.name]
+            there, foreign = found
             method = there.method(foreign, name)
             if method is not None:
                 return method, there
@@ -1025,10 +1035,7 @@ class Calls:
         """`self.sparse_embeddings` in a base's constructor, for an object of a class of
         another module: a literal value its class body, or a base's, binds (`sparse_embeddings
         = True`), when no code of those modules stores the name on an object."""
-        qualname = getattr(base, "cls", None)
-        if not qualname or ("::" not in qualname and "." not in qualname):
-            return None
-        found = self._foreign_class(qualname)
+        found = self._class_of_object(base)
         if found is None:
             return None
         there, klass, file, _, _ = found
@@ -1040,11 +1047,10 @@ class Calls:
         modules of the project included), read through an object; looked up once per class
         and name (every attribute read on `self` of a subclass's object asks)."""
         key = (klass, name)
-        memo = self.__dict__.setdefault("_class_values", {})
-        if key not in memo:
-            memo[key] = None  # (a cycle of bases ends here)
-            memo[key] = self._class_value_now(klass, name, depth)
-        return memo[key]
+        if key not in self._class_values:
+            self._class_values[key] = None  # (a cycle of bases ends here)
+            self._class_values[key] = self._class_value_now(klass, name, depth)
+        return self._class_values[key]
 
     def _class_value_now(self, klass: cst.ClassDef, name: str, depth: int) -> Optional[Fact]:
         w = self.walker
@@ -1055,27 +1061,13 @@ class Calls:
         if name in assigned_names(body):
             fact = w.class_attribute(klass, name)
             return fact if isinstance(fact, (Const, Scalar)) else None  # (a computed value: not known)
-        bases = [b for b in klass.bases if b.keyword is None]
-        if len(bases) != 1:
+        bases = [b.value for b in klass.bases if b.keyword is None]
+        if len(bases) != 1 or not isinstance(bases[0], cst.Name):
             return None  # (which base answers first is Python's method resolution order, not followed)
-        from .project.models import project_index
-        index = project_index()
-        for b in klass.bases:
-            if b.keyword is not None or not isinstance(b.value, cst.Name):
-                return None
-            if b.value.value in w.classes:
-                found = self._class_value(w.classes[b.value.value], name, depth + 1)
-            else:
-                qualname = index.resolve_name(b.value.value, w.ctx.path, w.ctx.source)
-                info = index._class(qualname, w.ctx.path, w.ctx.source) if qualname is not None else None
-                there = self._walker_for(os.path.abspath(info.path)) if info is not None else None
-                if there is None or info.name not in there.classes:
-                    return None  # a base whose attributes are not known
-                w.ctx.dependencies.add(os.path.abspath(info.path))
-                found = there.calls._class_value(there.classes[info.name], name, depth + 1)
-            if found is not None:
-                return found
-        return None
+        if bases[0].value in w.classes:
+            return self._class_value(w.classes[bases[0].value], name, depth + 1)
+        found = self._imported_base(bases[0].value)
+        return found[0].calls._class_value(found[1], name, depth + 1) if found is not None else None
 
     def computed_on_read(self, node: cst.Attribute, state) -> bool:
         """Whether `obj.name` runs a `@property` getter of the object's class (of this file)
@@ -1207,6 +1199,14 @@ class Calls:
             self._models[qualname] = found
         return self._models[qualname]
 
+    def _class_of_object(self, obj) -> Optional[tuple]:
+        """`_foreign_class` of the class an object or model is an instance of, when that is a
+        class of another module."""
+        qualname = obj.cls if isinstance(obj, (Instance, Module)) else None
+        if not qualname or ("::" not in qualname and "." not in qualname):
+            return None
+        return self._foreign_class(qualname)
+
     def _foreign_class_method(self, cls: Callee, name: str, call: cst.Call, state) -> Optional[_Target]:
         """`Class.method(...)` of a class or static method of a class of another module, run
         there (`cls` is that class there), when the class's source holds a token or the call
@@ -1235,10 +1235,7 @@ class Calls:
         class of another module: the method run in that module, the object one of its own
         classes there, when the class's source holds a token or the call passes a fact a
         hazard can hang on."""
-        qualname = getattr(recv, "cls", None) if isinstance(recv, (Instance, Module)) else None
-        if not qualname or ("::" not in qualname and "." not in qualname):
-            return None
-        found = self._foreign_class(qualname)
+        found = self._class_of_object(recv)
         if found is None:
             return None
         there, klass, file, cname, tokens = found
@@ -1338,7 +1335,7 @@ class Calls:
         """The names this module imports from modules of the project whose code holds a
         token (for another module than the one checked, read on first use)."""
         ctx = self.walker.ctx
-        pending = getattr(ctx, "imported_pending", None)
+        pending = ctx.imported_pending
         if pending is not None:
             ctx.imported_pending = None
             text, file, here = pending

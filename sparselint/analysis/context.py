@@ -86,6 +86,9 @@ class Context:
         self.dependencies: set[str] = set()
         # names bound to functions of other project modules whose source holds a token
         self.imported: frozenset[str] = frozenset()
+        # for a module another file's check runs into: (its text, its path, that file's
+        # context), until `imported` is worked out on first use
+        self.imported_pending: Optional[tuple] = None
         # the prefilter tokens of the rules that run on this file
         self.tokens = None  # a sparselint.tokens.Tokens
         # the function being analysed was called at a point that a backward call follows

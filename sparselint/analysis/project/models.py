@@ -452,12 +452,7 @@ class ProjectIndex:
             project_names.append(local)
             # a name a package's `__init__` re-exports is read where it is defined
             file, original = self._definition_site(file, original, files)
-            code = self._definition_text(file, original, files)
-            if code and not any(_holds(tokens, c) for c in code):
-                # a helper that passes what it is given on to a function of a module it
-                # imports in turn (`run(model)` -> `use(model)` -> the hazard): that
-                # function's code counts as this one's
-                code = code + self._reached_code(file, original, code, tokens, files)
+            code = self._code_with_helpers(file, original, tokens, files)
             if not code and _subclassed(text, local):
                 # a base class whose methods a subclass here inherits: `__init__`, those
                 # this file calls, and those these call on `self` in turn, run here
@@ -656,6 +651,15 @@ class ProjectIndex:
             self._token_functions[key] = found
         return self._token_functions[key]
 
+    def _code_with_helpers(self, file: str, name: str, tokens, files: set[str]) -> list[str]:
+        """The source of the top-level `name` of a module; when it holds no token, with the
+        code of the helpers it calls that do: a function that passes what it is given on to
+        one of another module (`run(model)` -> `use(model)` -> the hazard) counts as that one."""
+        code = self._definition_text(file, name, files)
+        if code and not any(_holds(tokens, c) for c in code):
+            code = code + self._reached_code(file, name, code, tokens, files)
+        return code
+
     def _reexported_with(self, file: str, tokens, files: set[str]) -> list[tuple[str, str]]:
         """(name, source) of the functions a package's `__init__` re-exports from its own
         modules (`from .convert import from_edge_index`) whose code holds a token, or whose
@@ -684,9 +688,7 @@ class ProjectIndex:
                 there, name = self._definition_site(file, local, files)
                 if there == file:
                     continue
-                code = self._definition_text(there, name, files)
-                if code and not any(_holds(tokens, c) for c in code):
-                    code = code + self._reached_code(there, name, code, tokens, files)
+                code = self._code_with_helpers(there, name, tokens, files)
                 if any(_holds(tokens, c) for c in code):
                     out.extend((local, c) for c in code)
         return out

@@ -57,13 +57,13 @@ def _number(node) -> Optional[str]:
 
 
 def _float_kind(node: cst.Float, negated: bool) -> str:
-    """"fraction" for a float literal between 0 and 1 (a dropout rate, a momentum), which
-    the probe's 0.5 stands for alone; "float" for any other, judged as 0.5 and as 2.0."""
+    """As `number_kind` for the literal's value: "fraction" between 0 and 1 (a dropout rate,
+    a momentum), which the probe's 0.5 stands for alone; "float" for any other."""
     try:
         value = float(node.value.replace("_", ""))
     except ValueError:
         return "float"
-    return "fraction" if not negated and 0 < value < 1 else "float"
+    return number_kind(-value if negated else value)
 
 
 def number_kind(value) -> Optional[str]:

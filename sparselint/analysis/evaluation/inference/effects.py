@@ -1599,9 +1599,6 @@ def _with_attribute(fact, names: list[str], change):
     return replace(fact, attrs=tuple((n, new if n == head else f) for n, f in attrs))
 
 
-_values_read: dict[tuple, tuple] = {}
-
-
 def _values_in_a_loss(module, attribute: str) -> bool:
     """Whether a method of a model class of the module reads `.<attribute>.values()` with grad
     enabled (an L1 term over a sparse weight's values): a second way into the graph, whose
@@ -1609,23 +1606,19 @@ def _values_in_a_loss(module, attribute: str) -> bool:
     module and attribute."""
     if module is None:
         return True
-    key = (id(module), attribute)
-    held = _values_read.get(key)
-    if held is None or held[0] is not module:
-        if len(_values_read) > 256:
-            _values_read.clear()
+
+    def found() -> bool:
         read = re.compile(rf"\.{re.escape(attribute)}\.values\(\)")
-        found = False
         for klass in module.body:
-            if not isinstance(klass, cst.ClassDef) or not _model_class(klass):
-                continue
-            for item in klass.body.body:
-                if isinstance(item, cst.FunctionDef):
-                    code = cst.Module([]).code_for_node(item)
-                    if read.search(code) and "no_grad" not in code and "inference_mode" not in code:
-                        found = True
-        held = _values_read[key] = (module, found)
-    return held[1]
+            if isinstance(klass, cst.ClassDef) and _model_class(klass):
+                for item in klass.body.body:
+                    if isinstance(item, cst.FunctionDef):
+                        code = cst.Module([]).code_for_node(item)
+                        if read.search(code) and "no_grad" not in code and "inference_mode" not in code:
+                            return True
+        return False
+
+    return _once_per_node(module, attribute, found)
 
 
 def _model_class(klass: cst.ClassDef) -> bool:
@@ -1635,7 +1628,19 @@ def _model_class(klass: cst.ClassDef) -> bool:
 
 
 _REWRITES_GRADIENT = re.compile(r"\.grad\s*(?:=(?!=)|\+=|-=|\*=)|\.grad\.(?:coalesce_|data)\b|register_(?:post_accumulate_grad_)?hook\(")
-_rewritten: dict[int, tuple] = {}  # id of a scope -> (the scope, its answer); nodes take no weak references
+_read_of_nodes: dict[tuple, tuple] = {}  # (id of a node, what is asked) -> (the node, the answer)
+
+
+def _once_per_node(node: cst.CSTNode, asked: str, read) -> bool:
+    """`read()`, worked out once per node and question (nodes take no weak references, so
+    the node is kept beside its answer and checked by identity)."""
+    key = (id(node), asked)
+    held = _read_of_nodes.get(key)
+    if held is None or held[0] is not node:
+        if len(_read_of_nodes) > 512:
+            _read_of_nodes.clear()
+        held = _read_of_nodes[key] = (node, read())
+    return held[1]
 
 
 def _gradients_rewritten(scope) -> bool:
@@ -1643,9 +1648,4 @@ def _gradients_rewritten(scope) -> bool:
     p.grad.coalesce()`, `p.register_hook(...)`), read once per scope."""
     if scope is None:
         return True
-    held = _rewritten.get(id(scope))
-    if held is None or held[0] is not scope:
-        if len(_rewritten) > 256:
-            _rewritten.clear()
-        held = _rewritten[id(scope)] = (scope, bool(_REWRITES_GRADIENT.search(cst.Module([]).code_for_node(scope))))
-    return held[1]
+    return _once_per_node(scope, "", lambda: bool(_REWRITES_GRADIENT.search(cst.Module([]).code_for_node(scope))))

@@ -459,9 +459,10 @@ class Calls:
                 return self._super(func.attr.value, state, call)
             if (isinstance(func.value, cst.Name) and func.value.value not in inf.locals
                     and inf.names.qualify(func.value) is None and inf.lookup(func.value.value, state) is None):
-                found = self._imported(call, state, func.value.value, func.attr.value)
+                found = self._imported(call, state, func.value.value, func.attr.value) or (
+                    self._foreign_constructor(call, state) if func.attr.value[:1].isupper() else None)
                 if found is not None:
-                    return found
+                    return found  # `pkg.Model(...)`, a model class the package re-exports, too
             called = self._forward(func, inf.fact(func, state), call, state)
             if called is not None:
                 return called  # `self.layer(x)`: a submodule of a class of this file

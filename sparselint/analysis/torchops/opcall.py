@@ -13,6 +13,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from ..cst.names import dotted
 from ..evaluation.facts import Tensor
 from .optable import AUGMENTED_DUNDERS, BINARY_DUNDERS, COMPARISON_DUNDERS
 
@@ -166,6 +167,9 @@ def uses_of_call(call: cst.Call, qualname: Callable, tensor: Callable, in_table:
         if not in_table(op) or not positional:
             return []
         spelled = "`" + q.replace("torch.nn.functional.", "F.") + "`"
+        written = dotted(call.func)
+        if written is not None and written.rpartition(".")[2] != q.rpartition(".")[2]:
+            spelled = f"`{written}` (holding {spelled})"  # `self.act(x)` of `self.act = torch.tanh`
         first = positional[0]
         if isinstance(first, (cst.List, cst.Tuple)) and first.elements and len(positional) == 1 and not keywords:
             items = [tensor(el.value) for el in first.elements]

@@ -17,7 +17,7 @@ from ...cst.tree import walk
 from ..gradflags import NONE
 from ...argparse_options import parsed_arguments, parsed_literal
 from ...options import admit
-from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, is_number, literal
+from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, held_torch_callable, is_number, literal
 from .state import State
 from .containers import (ContainerFacts, _filters_on_requires_grad, parameter_of, _subset, param_groups, sequence_items,
                          sequence_of)
@@ -296,7 +296,11 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if fact is None and node.value in self.project_names and node.value not in self.locals:
                 return Callee(target=node.value, local=True)
             if fact is None and self.calls is not None and node.value not in self.locals:
-                return self.calls.imported_value(node.value)
+                fact = self.calls.imported_value(node.value)
+            if fact is None and node.value not in self.locals:
+                q = self.names.qualify(node)  # `from torch import tanh`, read as a value
+                if q is not None and held_torch_callable(q):
+                    return Callee(target=q)
             return fact
         if t is cst.Integer or t is cst.Float:
             return Scalar(value=literal(node))
@@ -420,7 +424,7 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
         if q is not None:
             if q in ("math.pi", "math.e", "math.tau", "math.inf"):
                 return Scalar()
-            return Callee(target=q) if _is_optimizer_class(q) else None
+            return Callee(target=q) if held_torch_callable(q) else None
         base = self.fact(node.value, state)
         where = node
         if (base is None and isinstance(node.value, cst.Name) and self.calls is not None

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from ...torchops import torchapi as api
+from ...torchops import optable, torchapi as api
 from ..facts import Const
 
 
@@ -47,6 +47,13 @@ _FIXED_RESULT = {"coalesce": ("coo", True), "to_sparse": ("coo", None), "to_spar
 
 def _is_optimizer_class(q: str) -> bool:
     return q.startswith(api.OPTIMIZER_PREFIX) and q.count(".") == 2 and q.split(".")[-1][:1].isupper()
+
+
+def held_torch_callable(q: str) -> bool:
+    """A torch name read as a value that is worth holding as a callable: an optimizer class,
+    or a function the engine's tables or the probed op table know (`act = torch.tanh`,
+    `{"relu": F.relu}`, `spmm = torch.sparse.mm`), so a call of what holds it is that call."""
+    return _is_optimizer_class(q) or q in api.KNOWN_FUNCTIONS or (q.startswith("torch.") and q in optable.active())
 
 
 def is_number(node: cst.BaseExpression) -> bool:

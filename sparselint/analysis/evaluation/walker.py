@@ -23,7 +23,7 @@ from ..scopes import Scopes
 from ..context import Context, Scope
 from ...diagnostics import Evidence
 from .facts import Callee, Const, Coroutine, Fact, Instance, Items, Module, Params, Scalar, Tensor, join, join_all
-from .gradflags import UNKNOWN
+from .gradflags import NONE, UNKNOWN
 from ..project.models import project_index
 from ..entry import caller_key, entry_point
 from .. import options, records
@@ -1171,6 +1171,11 @@ class Walker:
         if not (straight or (params and per_element)):
             return None
         elements = inf.iterated(node.iter, state)
+        held = inf.fact(node.iter, state) if params else None
+        if isinstance(held, Params) and held.parts == () and held.flags == NONE and not held.items:
+            # a module that holds no parameter of its own (`m.parameters(recurse=False)` of
+            # the model, met first in a loop over `model.modules()`): the body never runs
+            return state
         # (a model's one parameter, or one kind of them, is known better on its own than as
         # the join a plain loop takes of its collection)
         fewest = 1 if params else 2

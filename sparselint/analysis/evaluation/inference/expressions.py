@@ -10,11 +10,11 @@ import libcst as cst
 from .. import shapes
 from ....diagnostics import Evidence
 from ..facts import (COMMAND_LINE, NOGRAD, NONLEAF, Callee, Choice, Const, Coroutine, Fact, Instance, Items, Literal, Module,
-                     Optimizer, Params, Scalar, Tensor, attr_of, join, union_params)
+                     Optimizer, Params, Scalar, Tensor, attr_of, join, union_flags, union_params)
 from ...cst.names import Names, dotted
 from ...cst.syntax import assigned_names, parameters_of
 from ...cst.tree import walk
-from ..gradflags import NONE
+from ..gradflags import NONE, UNKNOWN
 from ...argparse_options import parsed_arguments, parsed_literal
 from ...options import admit
 from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, held_torch_callable, is_number, literal
@@ -646,7 +646,14 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
                     parts = (recv.distinct_parts() if once is True or once is ABSENT
                              else recv.parts if once is False else None)
                     owner = dotted(func.value)
-                    return Params(flags=recv.flags, named=method == "named_parameters", parts=parts,
+                    flags = recv.flags
+                    recurse = self.argument(node, "recurse", 0 if method == "parameters" else 1, state)
+                    if recurse is not True and recurse is not ABSENT:
+                        # `m.parameters(recurse=False)`: the module's own, none of its submodules'
+                        # (a loop over `model.modules()` meets the model itself first)
+                        parts = tuple(p for p in parts if "." not in p[0]) if parts is not None and recurse is False else None
+                        flags = union_flags(f for _, f in parts) if parts is not None else UNKNOWN
+                    return Params(flags=flags, named=method == "named_parameters", parts=parts,
                                   evidence=recv.evidence, models=(owner,) if owner else (), layers=recv.layers)
                 if method == "requires_grad_" and self.argument(node, "requires_grad", 0, state) is False:
                     # `Teacher(...).requires_grad_(False)`: a model none of whose parameters get a gradient

@@ -382,9 +382,10 @@ class Calls:
         scope = w.ctx.scope.node if w.ctx.scope is not None else None
         live = set(w.scopes.writes(scope, w.functions)) if isinstance(scope, cst.FunctionDef) else set()
         live |= {n for n in w.scopes.kinds(node, w.functions)[1] if self._rebinds_here(node, n)}
+        outer = self._with_module_values(inf.outer, node)
         if not live:
-            return inf.outer
-        view = {k: v for k, v in inf.outer.items() if k.split(".")[0] not in live}
+            return outer
+        view = {k: v for k, v in outer.items() if k.split(".")[0] not in live}
         view.update((k, v) for k, v in state.env.items() if k.split(".")[0] in live)
         return view
 
@@ -689,6 +690,16 @@ class Calls:
             ctx = self.walker.ctx
             self._read = project_index().names_read(ctx.path, ctx.source)
         return self._read
+
+    def _with_module_values(self, outer: dict, node: cst.FunctionDef) -> dict:
+        """The caller's view of the module, with the module's values the callee reads and the
+        caller does not: a caller's view is worked out for the names it reads itself
+        (`fit()` of a package, entered from a user script, reads no table; the
+        `make_optimizer()` it calls reads `OPTIMIZERS`)."""
+        module = self.module_outer(node)
+        if not module or all(k.split(".")[0] in outer for k in module):
+            return outer
+        return {**module, **outer}
 
     def module_outer(self, node: cst.FunctionDef) -> dict:
         """The module facts a function of this module sees: its module's globals, worked out

@@ -688,7 +688,9 @@ class ProjectIndex:
                 there, name = self._definition_site(file, local, files)
                 if there == file:
                     continue
-                code = self._code_with_helpers(there, name, tokens, files)
+                code = self._code_with_helpers(there, name, tokens, files) or [
+                    # a model class: `pkg.Model(...)` runs its `__init__`, calling one its `forward`
+                    c for n, c in self._inherited_methods(there, name, files) if n in ("__init__", "forward")]
                 if any(_holds(tokens, c) for c in code):
                     out.extend((local, c) for c in code)
         return out
@@ -975,7 +977,7 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}'\"])", re.M)
 
 # a name called in source text: `use(` of `use(x)`
 _CALLED = re.compile(r"(?<![\w.])(\w+)\s*\(")
-_CONSTANT = re.compile(r"(?<![\w.])[A-Z][A-Z0-9_]{2,}(?!\w)")
+_CONSTANT = re.compile(r"(?<![\w.])_?[A-Z][A-Z0-9_]{2,}(?!\w)")  # `OPTIMIZERS`, a module's own `_OPTIMIZERS`
 _METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _DEF_START = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _CLASS_START = re.compile(r"^((?:@[^\n]*\n)*)class[ \t]+(\w+)([^\n]*)", re.M)

@@ -401,8 +401,18 @@ class Walker:
         name known: literals and what torch builds from them."""
         found = self._defaults.get(node)
         if found is None:
-            alone = self._inference(self.ctx.names, {}, frozenset())
-            found = self._defaults[node] = _evaluate_defaults(node, alone, State())
+            alone, state = self._inference(self.ctx.names, {}, frozenset()), State()
+            saved, self.ctx.inference = self.ctx.inference, alone
+            try:
+                for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+                    made = param.default
+                    if (type(made) is cst.Call and type(made.func) is cst.Name and self.calls is not None
+                            and self.calls.is_record_class(made.func.value)):
+                        # `cfg: OptimConfig = OptimConfig()`: the record its field defaults build
+                        self.calls.prepare(made, state)
+                found = self._defaults[node] = _evaluate_defaults(node, alone, state)
+            finally:
+                self.ctx.inference = saved
         return found
 
     def _scope_summary(self, node: cst.FunctionDef) -> tuple[frozenset, list]:

@@ -1304,8 +1304,11 @@ class Walker:
                 continue
             if type(func) is cst.Attribute and func.attr.value in _LIST_METHODS and (type(func.value) is cst.Name or (
                     type(func.value) is cst.IfExp and type(func.value.body) is cst.Name
-                    and type(func.value.orelse) is cst.Name)):
-                continue  # `decay.append(p)`, `(no_decay if bias else decay).append(p)`: lists filled per element
+                    and type(func.value.orelse) is cst.Name) or (
+                    type(func.value) is cst.Subscript and type(func.value.value) is cst.Name)):
+                # `decay.append(p)`, `(no_decay if bias else decay).append(p)`,
+                # `groups["decay"].append(p)`: lists filled per element
+                continue
             if is_torch(qualify(func) or ""):
                 continue
             root, of_torch = func, False

@@ -788,6 +788,26 @@ class Effects:
             update = self._layers_update if isinstance(held, Module) else self._sequence_update
             update(path, held, method, value, state)
 
+    def _dict_item_update(self, item: cst.Subscript, call: cst.Call, state: State) -> None:
+        """`groups["decay"].append(p)`: the list the dict holds under a known key is updated
+        as one held by a name is; under a key not known (`groups[kind]`), or in a dict whose
+        keys are not all known, which list changed is not known, and the dict's are forgotten."""
+        holder = dotted(item.value)
+        held = (state.env.get(holder) or self.lookup(holder, state)) if holder else None
+        if not isinstance(held, Instance) or held.cls != "dict":
+            return
+        index = item.slice[0].slice if len(item.slice) == 1 else None
+        key = self.value(index.value, state) if isinstance(index, cst.Index) else None
+        value = attr_of(held.attrs, key) if isinstance(key, (str, int)) and held.keys is not None else None
+        if value is None or not (is_sequence(value) or isinstance(value, Params)):
+            self._forget_sequence(holder, held, state)
+            return
+        scratch = f"{holder}[{key!r}]"
+        state.env[scratch] = value
+        self._sequence_update(scratch, value, call.func.attr.value, _only_argument(call), state)
+        updated = state.env.pop(scratch, None)
+        state.bind(holder, replace(held, attrs=tuple((k, updated if k == key else v) for k, v in held.attrs)))
+
     def _maybe_appended(self, path: str, held, call: cst.Call, state: State) -> None:
         """`(skipped if name in frozen else trained).append(p)` with the test not decided:
         each list may or may not have got `p`. A parameter list keeps what it surely holds
@@ -897,6 +917,9 @@ class Effects:
         recv_path = dotted(func.value)
         if type(func.value) is cst.IfExp and method in _LIST_UPDATES:
             self._chosen_list_update(func.value, call, state)
+            return
+        if type(func.value) is cst.Subscript and method in _LIST_UPDATES:
+            self._dict_item_update(func.value, call, state)
             return
         if method == "__init__" and recv_path is None and self.calls is not None:
             found = self.calls.base_init(call, state)

@@ -15,9 +15,11 @@ step counts wherever it is read, a callback given the model or a method of it in
 
 In a package, a public function or method is also checked as an entry point: where its own
 layout test (`if adj.is_sparse:`, `adj.layout == torch.sparse_coo`, or a helper function that
-returns such a test) narrows a parameter to COO, a caller may pass any COO tensor there, the
-uncoalesced one straight from `torch.sparse_coo_tensor` included. The finding then names the
-function and the test that admits it. A docstring that speaks of coalescing, an
+returns such a test) narrows a parameter to COO, or its docstring says the parameter is a
+sparse COO tensor (`adj: sparse COO adjacency`, `:param adj: a sparse COO matrix`, "the
+sparse COO matrix ``adj``"), a caller may pass any COO tensor there, the uncoalesced one
+straight from `torch.sparse_coo_tensor` included. The finding then names the function and
+the test or docstring that admits it. A docstring that speaks of coalescing, an
 `assert adj.is_coalesced()` or a test of `is_coalesced()` says otherwise; the
 `api-entry-points` setting turns this off.
 
@@ -74,7 +76,7 @@ from __future__ import annotations
 import libcst as cst
 
 from sparselint.analysis.cst.syntax import parameters_of
-from sparselint.analysis.evaluation.inference.effects import ADMITTED
+from sparselint.analysis.evaluation.inference.effects import ADMITTED, DOCUMENTED
 from sparselint.rule import Rule
 
 from ._common import WRITES, method_call
@@ -85,8 +87,9 @@ class ValuesOnUncoalesced(Rule):
     name = "values-on-uncoalesced"
     error = "RuntimeError: Cannot get values on an uncoalesced tensor, please call .coalesce() first"
     # in a package, a public function whose layout test admits a COO parameter is a source too
-    # (the test written out, or through the layout helpers graph libraries name so)
-    entry_prefilter = (("is_sparse", "sparse_coo", "is_sparse_tensor()", "is_torch_sparse_tensor()"),
+    # (the test written out, or through the layout helpers graph libraries name so), and so
+    # is one whose docstring says a parameter is a sparse COO tensor
+    entry_prefilter = (("is_sparse", "sparse_coo", "is_sparse_tensor()", "is_torch_sparse_tensor()", "COO"),
                        ("values()", "indices()"))
     when = "line"
     hazards = ("01", "02", "03", "04", "47")
@@ -134,9 +137,10 @@ class ValuesOnUncoalesced(Rule):
         if t.admitted is not None:
             # a public function: worded as what its contract admits
             function, param, test = t.admitted
+            said = "docstring" if isinstance(test, cst.SimpleStatementLine) else "layout test"
             message = (f"`{function}({param})` raises `RuntimeError: Cannot get {method} on an uncoalesced tensor` "
                        f"at this line for an uncoalesced COO `{param}` (any tensor straight from "
-                       f"`torch.sparse_coo_tensor`), which the layout test at {_place(test, t, ctx)} admits")
+                       f"`torch.sparse_coo_tensor`), which the {said} at {_place(test, t, ctx)} admits")
         usage = ctx.usage(node)
         fix = None
         if usage not in WRITES:
@@ -187,5 +191,5 @@ def _place(test: cst.CSTNode, t, ctx) -> str:
     line = ctx.position(test)[0]
     if line:
         return f"line {line}"
-    placed = ctx.resolve(e for e in t.evidence if e.node is test or e.text.startswith(ADMITTED))
+    placed = ctx.resolve(e for e in t.evidence if e.node is test or e.text.startswith((ADMITTED, DOCUMENTED)))
     return next((e.place for e in placed if e.line), "the entry point")

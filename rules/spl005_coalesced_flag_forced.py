@@ -73,6 +73,9 @@ class CoalescedFlagForced(Rule):
         if not (isinstance(flag, cst.Name) and flag.value == "True"):
             return
         caller = ctx.caller_argument(mc[0])
+        t = ctx.tensor(mc[0])
+        if caller is None and t is not None and t.admitted is not None and t.is_coo and t.coalesced is False:
+            caller = t.admitted[:2]  # what a public function admitted, handed on to a helper that marks it
         if caller is not None:
             # the caller's tensor: `_coalesced_` takes a COO tensor only, and callers build
             # theirs with `torch.sparse_coo_tensor`, in whatever order their edges come
@@ -80,9 +83,9 @@ class CoalescedFlagForced(Rule):
             ctx.report(self, node, f"`{function}({param})` marks the caller's COO `{param}` coalesced without sorting "
                        "or merging its entries: for one straight from `torch.sparse_coo_tensor` with unsorted or "
                        "repeated indices, `coalesce()`, CSR conversion and products then silently work on a "
-                       "scrambled matrix", suggestion=f"`{param} = {param}.coalesce()` (a no-op on a coalesced tensor)")
+                       "scrambled matrix", evidence=t.evidence if t is not None else (),
+                       suggestion=f"`{param} = {param}.coalesce()` (a no-op on a coalesced tensor)")
             return
-        t = ctx.tensor(mc[0])
         if t is None or not t.is_coo or t.coalesced is not False:
             return
         entries = _literal_entries(mc[0].value, node, ctx) if t.origin == "constructor" else None

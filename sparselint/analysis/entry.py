@@ -71,6 +71,35 @@ def entry_point(node: cst.FunctionDef, method: Optional[str] = None) -> Optional
     return EntryPoint(name, params - rebound, rebound) if params else None
 
 
+def documented_coo(node: cst.FunctionDef, entry: EntryPoint) -> dict[str, cst.CSTNode]:
+    """{parameter: its function's docstring} for each parameter the docstring describes as a
+    sparse COO tensor, in its own entry (`adj: sparse COO adjacency`, `adj (Tensor): a
+    sparse COO matrix`, `:param adj: sparse COO ...`) or in prose (`the sparse COO matrix
+    ``adj```): a caller may pass any such tensor, the uncoalesced one included. A docstring
+    that speaks of coalescing made the function no entry point at all."""
+    doc = node.get_docstring(clean=True)
+    if not documents_coo(doc):
+        return {}
+    found = {}
+    for param in sorted(entry.params | entry.rebound):
+        name = re.escape(param)
+        own = re.search(rf"^\s*(?::param\s+(?:\S+\s+)?{name}\s*:|{name}\s*(?:\([^)\n]*\))?\s*:)(.*(?:\n(?!\s*\w+\s*(?:\([^)\n]*\))?\s*:)(?!\s*$).*)*)",
+                        doc, re.M)
+        prose = re.search(rf"sparse\s+COO\s+(?:\w+\s+){{0,2}}[`']*{name}[`']*(?!\w)", doc, re.I)
+        if (own is not None and _COO.search(own.group(1))) or prose is not None:
+            found[param] = node.body.body[0]
+    return found
+
+
+def documents_coo(doc: Optional[str]) -> bool:
+    """Whether a docstring names the sparse COO layout at all (the cheap test)."""
+    return bool(doc) and _COO.search(doc) is not None
+
+
+# "sparse COO", "COO sparse", "sparse_coo": the layout a docstring names for a tensor
+_COO = re.compile(r"sparse[\s_-]+coo|coo[\s_-]+sparse|\bcoo\b[\s-]+(?:format|tensor|matrix|adjacency)", re.I)
+
+
 def caller_key(param: str) -> str:
     """The state key that says `param` still holds what the caller passed: set on entry,
     dropped by the state when the name is rebound, kept where every path kept it. No

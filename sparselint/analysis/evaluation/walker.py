@@ -330,6 +330,8 @@ class Walker:
         for param in entry.rebound if entry is not None else ():
             state.env[caller_key(param)] = Const(True)
         inference.enter(state)
+        if entry is not None:
+            state = inference.documented(node, state)
         if entry is not None and entry.defaults:
             self._entry_defaults(node, state, entry)
             self._default_configs(node, state, inference, entry)

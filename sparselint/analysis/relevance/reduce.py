@@ -31,6 +31,7 @@ from typing import Optional
 
 from ...source import NEWLINE, split_lines
 from ..project.models import class_may_own_parameters, parse_python, push_children as _push_children
+from ..entry import documents_coo
 from .tokens import Tokens
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -403,8 +404,9 @@ def _relevant(units: list[_Unit], tokens: Tokens, names: tuple[str, ...],
                 make_whole(i, _BEARING)
             else:
                 keep(i, _BEARING)
-        elif entry and _public(u, units) and not entry.isdisjoint(u.words):
-            keep(i, _REACHED)
+        elif entry and _public(u, units) and (not entry.isdisjoint(u.words) or (
+                "COO" in entry and isinstance(u.node, _FUNCS) and documents_coo(ast.get_docstring(u.node)))):
+            keep(i, _REACHED)  # (a docstring that says a parameter is sparse COO is a layout test too)
     while work:
         i = work.pop()
         u, node, how, d = units[i], units[i].node, kind[i], depth[i]

@@ -16,7 +16,7 @@ from ..facts import (LEAF, NOGRAD, Const, Fact, Instance, Items, Literal, Module
 from ..gradflags import DENSE as DENSE_GRADS, NONE as NO_GRADS, SPARSE as SPARSE_GRADS, Flags
 from ...cst.names import dotted, is_torch
 from ...cst.syntax import parameters_of
-from ...entry import caller_key
+from ...entry import caller_key, documented_coo
 from ...cst.tree import children, walk
 
 _SCOPE_TYPES = frozenset({cst.Lambda, cst.FunctionDef, cst.ClassDef})
@@ -38,6 +38,7 @@ _READING_BUILTINS = frozenset({"len", "print", "sorted", "list", "tuple", "set",
 
 # how the evidence of an entry point's layout test begins (rules find the test's place by it)
 ADMITTED = "this layout test admits"
+DOCUMENTED = "this docstring admits"
 
 
 class Effects:
@@ -223,16 +224,24 @@ class Effects:
         out.env[path] = new if not sparse or old.layout is None else old
         return out
 
-    def _admitted(self, test: cst.BaseExpression, param: str, state: State) -> State:
-        """A layout test of a public function narrows a parameter to COO: whatever COO
-        tensor a caller passes gets there, the uncoalesced one straight from
-        `torch.sparse_coo_tensor` included."""
+    def _admitted(self, test: cst.CSTNode, param: str, state: State, by: str = ADMITTED) -> State:
+        """A layout test of a public function narrows a parameter to COO (or its docstring
+        says it is one, `by`): whatever COO tensor a caller passes gets there, the
+        uncoalesced one straight from `torch.sparse_coo_tensor` included."""
         t = Tensor(layout="coo", coalesced=False, origin="parameter", admitted=(self.entry.function, param, test),
-                   evidence=(Evidence.at(test, f"{ADMITTED} any sparse COO `{param}`, the uncoalesced "
+                   evidence=(Evidence.at(test, f"{by} any sparse COO `{param}`, the uncoalesced "
                                                "one straight from `torch.sparse_coo_tensor` included"),))
         out = state.copy()
         out.env[param] = t
         return out
+
+    def documented(self, node: cst.FunctionDef, state: State) -> State:
+        """An entry point whose docstring says a parameter is a sparse COO tensor admits
+        any one there, from its first line."""
+        for param, doc in documented_coo(node, self.entry).items():
+            if param not in state.env:
+                state = self._admitted(doc, param, state, DOCUMENTED)
+        return state
 
     def _refine_coalesced(self, subject: cst.BaseExpression, state: State, truth: bool, given) -> State:
         """`if s.is_coalesced():` / `assert s.is_coalesced()`: a COO tensor is coalesced in

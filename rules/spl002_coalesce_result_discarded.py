@@ -1,7 +1,9 @@
 """
 ## What it does
-Checks for a `.coalesce()` whose result is thrown away: `x.coalesce()` as a statement, or an
-in-place edit through a temporary, `p.grad.coalesce().values().clamp_(-1, 1)`.
+Checks for a `.coalesce()` whose result is thrown away: `x.coalesce()` as a statement, an
+in-place edit through a temporary, `p.grad.coalesce().values().clamp_(-1, 1)`, or through a
+name bound to the copy of a tensor known to be uncoalesced that nothing reads after the edit
+(`c = g.coalesce(); c.values()[hit] = 0` in a helper that never stores `c` back).
 
 ## Why is this bad?
 `coalesce()` never changes its receiver: it returns a **new** tensor when the receiver is
@@ -70,6 +72,8 @@ from sparselint.analysis.evaluation.facts import LEAF
 from sparselint.rule import Rule
 from sparselint.analysis.torchops.torchapi import SPARSE_SOURCE_TOKENS
 
+from sparselint.analysis.cst.tree import walk
+
 from ._common import WRITES, coalesce_first, method_call
 
 
@@ -130,6 +134,10 @@ class CoalesceResultDiscarded(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         mc = method_call(node)
+        if mc is not None and isinstance(mc[0], cst.Name) and (
+                (mc[1] in ("values", "_values") and not node.args and ctx.usage(node) in WRITES)
+                or ctx.usage(mc[0]) == "inplace"):
+            self._dead_copy_edit(node, mc[0], ctx)
         if mc is None or mc[1] != "coalesce" or node.args:
             return
         receiver = mc[0]
@@ -156,3 +164,47 @@ class CoalesceResultDiscarded(Rule):
                    f"edit through `{what}.coalesce()` changes a temporary copy; `{what}` is left unchanged",
                    evidence=t.evidence if t else (), fix=fix,
                    suggestion=f"store it first: `{what} = {what}.coalesce()`, then edit `{what}`")
+
+    def _dead_copy_edit(self, edit: cst.Call, name: cst.Name, ctx) -> None:
+        """`c = g.coalesce()` with `g` known uncoalesced, then `c.values()[hit] = 0`: `c` is a
+        new tensor, and the edit is lost where nothing reads `c` after it (it is not stored
+        back, returned or handed on) and nothing but its own methods read it before."""
+        if ctx.loops or ctx.outer_name(name.value) or ctx.uses_after(name.value):
+            return
+        bound = _last_binding(ctx.scope.node, name.value, edit, ctx)
+        if bound is None:
+            return
+        source, between = bound
+        t = ctx.tensor(source)
+        if t is None or not t.is_coo or t.coalesced is not False or not between:
+            return
+        what = ctx.code(source)
+        ctx.report(self, edit, f"`{name.value}` is a coalesced copy of `{what}` (a new tensor, since `{what}` is "
+                   f"uncoalesced): the edit changes the copy, which nothing reads afterwards; `{what}` is left "
+                   "unchanged", evidence=t.evidence,
+                   suggestion=f"store the edited copy back where `{what}` came from (`p.grad = {name.value}`)")
+
+
+def _last_binding(scope: cst.CSTNode, name: str, at: cst.CSTNode, ctx):
+    """(`g` of the last `name = g.coalesce()` before `at` in the scope, True when every read
+    of `name` from there to `at` is a method or attribute of it), or None when `name` was
+    last bound otherwise, or is read bare (stored, passed, aliased) on the way."""
+    line = ctx.position(at)[0]
+    found, clean = None, True
+    for n in walk(scope, stop=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if n is at or (ctx.position(n)[0] or 0) > line:
+            break
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [getattr(n, "target", None)]
+            if any(isinstance(t, cst.Name) and t.value == name for t in targets) or (
+                    not isinstance(n, cst.Assign) and any(isinstance(x, cst.Name) and x.value == name
+                                                          for x in walk(n.target if hasattr(n, "target") else n))):
+                mc = method_call(n.value) if isinstance(n, cst.Assign) and len(n.targets) == 1 else None
+                found = mc[0] if mc is not None and mc[1] == "coalesce" and not n.value.args else None
+                clean = True
+        elif isinstance(n, cst.Name) and n.value == name and found is not None:
+            parent = ctx.parent(n)
+            if not (isinstance(parent, cst.Attribute) and parent.value is n):
+                if not isinstance(parent, cst.AssignTarget):
+                    clean = False
+    return (found, clean) if found is not None else None

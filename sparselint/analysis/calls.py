@@ -244,6 +244,10 @@ class Calls:
             outcome = target  # what a torch base class's constructor stores
         elif target is not None:
             outcome = self._invoke(target, call, state)
+            made = outcome.returned if outcome is not None else None
+            if getattr(target, "makes", None) == "module" and isinstance(made, Module) and made.training is None:
+                # a model this code builds: torch builds every module in training mode
+                outcome.returned = replace(made, training=True)
         if outcome is None and target is not None:
             # a call not followed still may rebind names of the caller's scopes: they are
             # no longer known

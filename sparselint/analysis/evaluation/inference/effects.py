@@ -863,6 +863,13 @@ class Effects:
                     followed = found is not None and found.followed
                 if not followed:
                     self._forget_sequence(path, held, state)
+            elif isinstance(held, Module) and held.training is not None and not reads:
+                # a callable not followed may put the model in the other mode (`evaluate(model)`)
+                if followed is None:
+                    found = self.calls.outcome(call) if self.calls is not None else None
+                    followed = found is not None and found.followed
+                if not followed:
+                    state.env[path] = replace(held, training=None)
 
     def _inplace_update(self, target, adds_entries: bool, node, state: State) -> None:
         path = dotted(target)

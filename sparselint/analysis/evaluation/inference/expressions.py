@@ -461,7 +461,8 @@ class Inference(ContainerFacts, TorchCalls, Effects, PythonValues, Objects, Shar
             if held is not None:
                 return held
             if attr == "training" and base.training is not None:
-                return Const(base.training, evidence=(Evidence.at(node, "set by `.train()` / `.eval()`"),))
+                return Const(base.training, evidence=(Evidence.at(node, "a module is in training mode until `.eval()`"
+                                                                  if base.training else "set by `.eval()`"),))
             if any(p == attr for p, _, _ in base.classes):
                 child = base.child(attr)  # a submodule of a project class, parameters or not
                 if child is not None:

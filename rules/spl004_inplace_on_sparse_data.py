@@ -37,7 +37,13 @@ backward through that graph raises:
   are: a store to it, an `is None` test, `.data` and properties of it, `print`, an in-place
   op, and a method that gives a number or a new tensor, called with no tensor argument. A
   name bound to a gradient (`g = p.grad`) counts only where every use of it is one of these.
-  `torch.exp(log_lr) * p.grad`, `p.grad.mul(w)` and `g = p.grad; g * scale` all save it.
+  `torch.exp(log_lr) * p.grad`, `p.grad.mul(w)` and `g = p.grad; g * scale` all save it,
+  and `getattr(p, "grad")` (or a `getattr` whose name is not written out) is such a read;
+- a gradient is stored from elsewhere (`p.grad = g`, `p.grad = t.requires_grad_()`): what
+  else holds that tensor, or whether it is a leaf that requires grad, is not known;
+- the gradient's owner is not an object this file builds: `self.emb.weight.grad` in a
+  method, or the gradients of a model a function is passed. A caller in another module may
+  have saved that gradient for a backward of its own.
 
 The fixed line does what it was written to do and nothing else: the op changes the gradient
 in place (the same object, also through any other name bound to it), and an op that torch
@@ -56,6 +62,8 @@ from typing import Optional
 
 import libcst as cst
 
+from sparselint.analysis.cst.names import dotted
+from sparselint.analysis.cst.syntax import parameters_of
 from sparselint.analysis.cst.tree import walk
 from sparselint.analysis.evaluation.facts import NOGRAD, Const, Scalar, Tensor
 from sparselint.analysis.evaluation.inference.values import is_number
@@ -105,7 +113,7 @@ class InplaceOnSparseData(Rule):
             if t.is_grad and _plain(data.dot):
                 # (where a gradient may be in an autograd graph, an in-place op on it is one
                 # autograd checks, and the backward through that graph may then raise)
-                safe = _plain_operands(node, ctx) and not any(
+                safe = _plain_operands(node, ctx) and _owner_built_here(owner, ctx) and not any(
                     _graph_of_gradients(m) for m in (ctx.module, *ctx.imported_modules()))
                 fix = ctx.make_fix(self, [ctx.replace(data, owner)], safe=safe)
             ctx.report(self, node,
@@ -153,6 +161,30 @@ def _plain_operands(call: cst.Call, ctx) -> bool:
     return True
 
 
+def _owner_built_here(grad: cst.BaseExpression, ctx) -> bool:
+    """The gradient belongs to an object this file binds itself (`model = Rec()` in the
+    function, a module-level name), so no caller in another module can have saved that
+    gradient for a backward of its own: not `self.emb.weight.grad`, nor the `.grad` of a
+    parameter the function was passed or of one drawn from a model it was passed."""
+    holder = grad.value if isinstance(grad, cst.Attribute) and grad.attr.value == "grad" else grad
+    path = dotted(holder)
+    if path is None:
+        return False
+    root = path.split(".")[0]
+    scope = ctx.scope.node if ctx.scope is not None else None
+    if not isinstance(scope, cst.FunctionDef):
+        return True
+    if any(isinstance(n, (cst.For, cst.CompFor)) and any(isinstance(x, cst.Name) and x.value == root
+                                                         for x in walk(n.target)) for n in walk(scope.body)):
+        # a loop variable: a parameter drawn from a model (`for p in model.parameters()`)
+        held = ctx.tensor(cst.Name(root))
+        model = held.model if held is not None else None
+        if not model:
+            return False
+        root = model.split(".")[0]
+    return root != "self" and root not in parameters_of(scope)
+
+
 def _graph_of_gradients(module: cst.Module) -> bool:
     """Whether a gradient may be in an autograd graph in this module, where an in-place op
     on it is one autograd checks: a backward asks for a graph of the gradients
@@ -178,12 +210,39 @@ def _graph_of_gradients(module: cst.Module) -> bool:
                 return True
             if name in _HOOKS:
                 return True
+            if name in ("getattr", "attrgetter") and _may_name_grad(n, 1 if name == "getattr" else 0):
+                return True  # a gradient read where the scan below cannot see it
         elif t is cst.Arg and n.keyword is not None and n.keyword.value == "create_graph":
             if not (type(n.value) is cst.Name and n.value.value == "False"):
                 return True
         elif t is cst.Attribute and n.attr.value == "grad" and not _unsaved_read(n, parents, names):
             return True
+        elif t is cst.Assign and any(type(a.target) is cst.Attribute and a.target.attr.value == "grad"
+                                     for a in n.targets) and not _stored_as_gradient(n.value):
+            # a gradient set from elsewhere (`p.grad = g`, a leaf that requires grad): what else
+            # holds it, or whether it is in a graph, is not known
+            return True
     return False
+
+
+def _may_name_grad(call: cst.Call, at: int) -> bool:
+    """`getattr(p, "grad")`, `attrgetter("grad")`, or one whose name is not written out."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) <= at:
+        return True
+    name = positional[at].value
+    return not isinstance(name, cst.SimpleString) or name.evaluated_value == "grad"
+
+
+def _stored_as_gradient(value: cst.BaseExpression) -> bool:
+    """`None`, or what a gradient itself gives (`p.grad = p.grad.coalesce()`), read where
+    gradients are: no tensor from elsewhere becomes the gradient."""
+    if type(value) is cst.Name:
+        return value.value == "None"
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _ALIASING \
+            and not value.args:
+        value = value.func.value
+    return type(value) is cst.Attribute and value.attr.value == "grad"
 
 
 def _unsaved_read(grad: cst.BaseExpression, parents: dict, names: Optional[dict]) -> bool:

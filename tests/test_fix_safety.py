@@ -95,3 +95,79 @@ def test_a_gradient_as_the_receiver_of_an_op_that_saves_it_keeps_the_fix_unsafe(
         """)
     r, text = _fix(cli, tmp_path, {"m.py": src}, "m.py")
     assert "SPL004" in r.stdout and text == src
+
+
+MODELS = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class Rec(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(6, 2, sparse=True)
+
+        def forward(self, x):
+            return self.emb(x).sum()
+
+        def clear_sparse_grads(self):
+            if self.emb.weight.grad is not None:
+                self.emb.weight.grad.data.zero_()
+    """)
+CALLER = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from models import Rec
+
+    rec = Rec()
+    alpha = nn.Parameter(torch.tensor(2.0))
+    rec(torch.tensor([0, 3])).backward()
+    s = alpha * rec.emb.weight.grad
+    rec.clear_sparse_grads()
+    torch.sparse.sum(s).backward()
+    """)
+
+
+def test_a_gradient_of_self_keeps_the_fix_unsafe_for_callers_in_other_modules(cli, tmp_path):
+    """A caller in another module may have saved the gradient for a backward of its own (here
+    `alpha * rec.emb.weight.grad`): zeroing it in place would make that backward raise."""
+    r, text = _fix(cli, tmp_path, {"models.py": MODELS, "main.py": CALLER}, "models.py")
+    assert "SPL004" in r.stdout and text == MODELS
+    assert "1 hidden fix can be enabled with the `--unsafe-fixes` option" in r.stdout
+
+
+def test_a_gradient_of_a_parameter_keeps_the_fix_unsafe(cli, tmp_path):
+    src = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        def zero_grads(model):
+            for p in model.parameters():
+                p.grad.data.zero_()
+
+
+        emb = nn.Embedding(6, 2, sparse=True)
+        emb(torch.tensor([0, 3])).sum().backward()
+        zero_grads(emb)
+        """)
+    r, text = _fix(cli, tmp_path, {"train.py": src}, "train.py")
+    assert "SPL004" in r.stdout and text == src
+
+
+def test_a_gradient_of_a_model_built_here_lets_the_fix_go_in(cli, tmp_path):
+    src = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        def train():
+            model = nn.Embedding(6, 2, sparse=True)
+            for step in range(2):
+                model(torch.tensor([0, 3])).sum().backward()
+                for p in model.parameters():
+                    p.grad.data.zero_()
+
+
+        train()
+        """)
+    r, text = _fix(cli, tmp_path, {"train.py": src}, "train.py")
+    assert "p.grad.zero_()" in text and ".data" not in text, r.stdout

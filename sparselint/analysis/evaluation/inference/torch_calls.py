@@ -55,6 +55,11 @@ class TorchCalls:
             if coalesced is False and indices is not None:
                 rows = it.literal if it is not None and it.literal is not None else self._literal_data(indices)
             disorder = _disorder(rows)
+            nnz = it.shape[1] if it is not None and it.shape is not None and len(it.shape) == 2 else None
+            if coalesced is False and isinstance(nnz, int) and nnz <= 1:
+                # torch marks a tensor of one entry or none coalesced, whatever it is told
+                coalesced, disorder = True, None
+                text += f" with {'one entry' if nnz else 'no entry'}, which torch marks coalesced"
             t = Tensor(layout=layout, coalesced=coalesced, grad=grad, origin="constructor", evidence=ev,
                        shape=self._size(arg(node, values_at + 1, "size"), state),
                        repeats_duplicates=it is not None and it.uncoalesced_indices, scrambled=disorder is not None)

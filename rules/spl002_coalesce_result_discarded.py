@@ -169,7 +169,9 @@ class CoalesceResultDiscarded(Rule):
         """`c = g.coalesce()` with `g` known uncoalesced, then `c.values()[hit] = 0`: `c` is a
         new tensor, and the edit is lost where nothing reads `c` after it (it is not stored
         back, returned or handed on) and nothing but its own methods read it before."""
-        if ctx.loops or ctx.outer_name(name.value) or ctx.uses_after(name.value):
+        if ctx.loops or ctx.ranges.get(ctx.statement) is None:
+            return  # (a statement the analysis made, a lambda's body, has no lines after it)
+        if ctx.outer_name(name.value) or ctx.uses_after(name.value):
             return
         bound = _last_binding(ctx.scope.node, name.value, edit, ctx)
         if bound is None:

@@ -268,3 +268,20 @@ def test_the_time_budget_is_cpu_time_not_wall_clock(tmp_path):
             hog.wait()
     no_traceback(r)
     assert codes(r) == codes(full) == ["SPL001"] * 201, (budget, r.stdout[-500:])
+
+
+def test_an_in_place_edit_in_a_lambda_body_is_checked_without_an_internal_error(cli, tmp_path):
+    """A lambda's body is a statement the analysis makes, with no lines of its own: a rule
+    that asks what reads a name after it must not fail there (SPL903)."""
+    src = tmp_path / "registry.py"
+    src.write_text(
+        "import torch\n"
+        "import torch.nn as nn\n\n"
+        "emb = nn.Embedding(10, 3, sparse=True)\n"
+        "emb(torch.tensor([0, 4, 1, 4])).pow(2).sum().backward()\n"
+        "c = emb.weight.grad.coalesce()\n"
+        "SCALE = {'half': lambda: c.values().mul_(0.5), 'self': lambda a: a._values().mul_(0.5)}\n"
+        "SCALE['half']()\n")
+    r = cli("--no-cache", "--output-format", "concise", str(src))
+    assert "SPL903" not in r.stdout and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert r.returncode in (0, 1)

@@ -281,7 +281,8 @@ def test_an_in_place_edit_in_a_lambda_body_is_checked_without_an_internal_error(
         "emb(torch.tensor([0, 4, 1, 4])).pow(2).sum().backward()\n"
         "c = emb.weight.grad.coalesce()\n"
         "SCALE = {'half': lambda: c.values().mul_(0.5), 'self': lambda a: a._values().mul_(0.5)}\n"
-        "SCALE['half']()\n")
+        "SCALE['half']()\n"
+        "SCALE['self'](torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.ones(2, requires_grad=True), (3,)))\n")
     r = cli("--no-cache", "--output-format", "concise", str(src))
     assert "SPL903" not in r.stdout and "Traceback" not in r.stderr, r.stdout + r.stderr
     assert r.returncode in (0, 1)

@@ -116,7 +116,9 @@ def form_of(rest: list, keywords: dict, tensor, subject: Tensor,
     if names - {"dim", "keepdim"}:
         return None, None
     if "dim" in names:
-        if rest or _number(keywords["dim"]) not in ("int", "-1"):
+        # (a number held by a name as well: `dim=dim` of a helper's `dim=1` default)
+        kind = _number(keywords["dim"]) or (number(keywords["dim"]) if number is not None else None)
+        if rest or kind not in ("int", "-1"):
             return None, None
         if "keepdim" in names:
             keep = keywords["keepdim"]

@@ -850,26 +850,25 @@ class Effects:
         if isinstance(func, cst.Attribute):
             recv = self._held(dotted(func.value), state)
             reads = reads or is_sequence(recv) or (isinstance(recv, Instance) and recv.cls == "dict")
-        followed = None
+        known: list = []
+
+        def followed() -> bool:
+            if not known:
+                found = self.calls.outcome(call) if self.calls is not None else None
+                known.append(found is not None and found.followed)
+            return known[0]
+
         for a in call.args:
             path = dotted(a.value)
             held = state.env.get(path) if path else None
             if isinstance(held, Items) and ((held.kind == "generator" and held.counted)
                                             or (held.kind == "list" and not reads)):
                 self._forget_sequence(path, held, state)
-            elif isinstance(held, Params) and held.items is not None and not reads:
-                if followed is None:
-                    found = self.calls.outcome(call) if self.calls is not None else None
-                    followed = found is not None and found.followed
-                if not followed:
-                    self._forget_sequence(path, held, state)
-            elif isinstance(held, Module) and held.training is not None and not reads:
+            elif isinstance(held, Params) and held.items is not None and not reads and not followed():
+                self._forget_sequence(path, held, state)
+            elif isinstance(held, Module) and held.training is not None and not reads and not followed():
                 # a callable not followed may put the model in the other mode (`evaluate(model)`)
-                if followed is None:
-                    found = self.calls.outcome(call) if self.calls is not None else None
-                    followed = found is not None and found.followed
-                if not followed:
-                    state.env[path] = replace(held, training=None)
+                state.env[path] = replace(held, training=None)
 
     def _inplace_update(self, target, adds_entries: bool, node, state: State) -> None:
         path = dotted(target)

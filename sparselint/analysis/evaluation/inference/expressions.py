@@ -17,7 +17,7 @@ from ...cst.tree import walk
 from ..gradflags import NONE, UNKNOWN
 from ...argparse_options import parsed_arguments, parsed_literal
 from ...options import admit
-from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, _is_optimizer_class, held_torch_callable, is_number, literal
+from .values import _CONSTANTS, _FIXED_RESULT, _UNKNOWN, ABSENT, held_torch_callable, is_number, literal
 from .state import State
 from .containers import (ContainerFacts, _filters_on_requires_grad, parameter_of, _subset, param_groups, sequence_items,
                          sequence_of)
